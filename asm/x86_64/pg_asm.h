@@ -1,0 +1,23 @@
+/* pg_asm.h - macros shared by every x86-64 assembly file.
+ *
+ * PG_FUNC/PG_ENDFUNC declare an exported routine with the platform's symbol
+ * prefix, hidden from the shared library's dynamic table (the C dispatch is
+ * the only caller), aligned for the decoder.  Every file is Intel syntax. */
+#ifndef PG_ASM_X86_64_H
+#define PG_ASM_X86_64_H
+
+#if defined(__APPLE__)
+#define PG_SYM(name) _##name
+#define PG_FUNC(name) .globl PG_SYM(name); .private_extern PG_SYM(name); .p2align 5; PG_SYM(name):
+#define PG_ENDFUNC(name)
+#define PG_RODATA .section __TEXT,__const
+#else
+#define PG_SYM(name) name
+#define PG_FUNC(name) .globl name; .hidden name; .type name, @function; .p2align 5; name:
+#define PG_ENDFUNC(name) .size name, . - name
+#define PG_RODATA .section .rodata
+#endif
+
+        .intel_syntax noprefix
+
+#endif

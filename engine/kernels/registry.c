@@ -1,0 +1,14 @@
+/* registry.c - the list of every op with a variant table.  An op's own
+ * directory defines its table; this file only lists them in a fixed order. */
+#include "variant.h"
+#include "vadd/vadd.h"
+
+static const pg_op *const all_ops[] = {
+    &pg_op_vadd,
+};
+
+const pg_op *const *pg_ops_all(int *count)
+{
+    *count = PG_COUNTOF(all_ops);
+    return all_ops;
+}

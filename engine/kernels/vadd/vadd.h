@@ -1,0 +1,17 @@
+/* vadd.h - elementwise y = a + b over n floats. */
+#ifndef PG_KERNELS_VADD_H
+#define PG_KERNELS_VADD_H
+
+#include <stddef.h>
+
+#include "../variant.h"
+
+typedef void (*pg_f32_vadd_fn)(size_t n, const float *a, const float *b, float *y);
+
+void pg_f32_vadd_c(size_t n, const float *a, const float *b, float *y);
+void pg_f32_vadd_avx2(size_t n, const float *a, const float *b, float *y);
+void pg_f32_vadd_neon(size_t n, const float *a, const float *b, float *y);
+
+extern const pg_op pg_op_vadd;
+
+#endif
