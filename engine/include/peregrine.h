@@ -142,6 +142,158 @@ PG_API int pg_variant_selected(int op);
 PG_API pg_status pg_set_num_threads(int n);
 PG_API int pg_get_num_threads(void);
 
+/* ---- Graph: build, compile and run a model ---------------------------- */
+/*
+ * Build a graph (ONNX op semantics, numpy broadcasting), compile it (shape
+ * inference, optimisation passes by level, memory planning) into a pg_model,
+ * then run the model on feeds.  A run allocates nothing (pg_alloc_count).
+ *
+ *   pg_graph *g; pg_graph_new(&g);
+ *   int64_t xd[2] = {4, 8};
+ *   pg_graph_add_input(g, "x", PG_DTYPE_FLOAT32, 2, xd);
+ *   const char *in[1] = {"x"}, *out[1] = {"y"};
+ *   pg_graph_add_node(g, "Relu", "relu0", in, 1, out, 1);
+ *   pg_graph_add_output(g, "y");
+ *   pg_model *m; pg_compile(g, NULL, &m);
+ *   pg_model_run(m, 1, in, feeds, ranks, shapes);
+ *   pg_tensor_info y; pg_model_output_info(m, 0, &y);   (y.data: valid until the next run)
+ */
+
+/* Element types; the values are ONNX's TensorProto codes (Cast's "to"). */
+typedef enum pg_dtype {
+    PG_DTYPE_UNDEFINED = 0,
+    PG_DTYPE_FLOAT32 = 1,
+    PG_DTYPE_UINT8 = 2,
+    PG_DTYPE_INT8 = 3,
+    PG_DTYPE_INT32 = 6,
+    PG_DTYPE_INT64 = 7,
+    PG_DTYPE_BOOL = 9,
+    PG_DTYPE_FLOAT64 = 11
+} pg_dtype;
+
+typedef struct pg_graph pg_graph;   /* a graph being built */
+typedef struct pg_model pg_model;   /* a compiled graph, ready to run */
+
+/* Heap allocations the engine has made so far (a run must not add any). */
+PG_API uint64_t pg_alloc_count(void);
+
+PG_API pg_status pg_graph_new(pg_graph **out);
+PG_API void pg_graph_free(pg_graph *g);
+/* A graph input.  Dims must be concrete (>= 0) for now. */
+PG_API pg_status pg_graph_add_input(pg_graph *g, const char *name, pg_dtype dtype,
+                                    int rank, const int64_t *dims);
+/* A constant (weight); data is copied (elements * dtype size bytes, row-major). */
+PG_API pg_status pg_graph_add_initializer(pg_graph *g, const char *name, pg_dtype dtype,
+                                          int rank, const int64_t *dims, const void *data);
+/* A node.  inputs/outputs are tensor names; an empty string "" is an absent
+ * optional input.  name may be NULL (one is generated); attributes are set
+ * afterwards by node name. */
+PG_API pg_status pg_graph_add_node(pg_graph *g, const char *op_type, const char *name,
+                                   const char *const *inputs, int n_inputs,
+                                   const char *const *outputs, int n_outputs);
+/* Name of the node added last (the generated one when name was NULL). */
+PG_API const char *pg_graph_last_node(const pg_graph *g);
+PG_API pg_status pg_graph_set_attr_int(pg_graph *g, const char *node, const char *attr, int64_t v);
+PG_API pg_status pg_graph_set_attr_float(pg_graph *g, const char *node, const char *attr, float v);
+PG_API pg_status pg_graph_set_attr_ints(pg_graph *g, const char *node, const char *attr,
+                                        const int64_t *v, int count);
+PG_API pg_status pg_graph_set_attr_floats(pg_graph *g, const char *node, const char *attr,
+                                          const float *v, int count);
+PG_API pg_status pg_graph_set_attr_string(pg_graph *g, const char *node, const char *attr,
+                                          const char *v);
+/* A tensor-valued attribute (Constant's "value", ConstantOfShape's "value"). */
+PG_API pg_status pg_graph_set_attr_tensor(pg_graph *g, const char *node, const char *attr,
+                                          pg_dtype dtype, int rank, const int64_t *dims,
+                                          const void *data);
+PG_API pg_status pg_graph_add_output(pg_graph *g, const char *name);
+/* Text rendering (one line per node); owned by the graph, valid until the
+ * next call on it.  NULL + error on a graph that cannot be ordered. */
+PG_API const char *pg_graph_text(pg_graph *g);
+/* Runs verification and shape inference on the graph as built. */
+PG_API pg_status pg_graph_check(pg_graph *g);
+
+typedef struct pg_compile_options {
+    int level;                /* 0 none, 1 basic, 2 extended (fusions), 3 + layout */
+    const char *disabled;     /* comma-separated pass names to skip, or NULL */
+    int threads;              /* 0 = the default (pg_get_num_threads) */
+    const char *planner;      /* "greedy_by_size" (default), "greedy_by_first_use", "naive" */
+} pg_compile_options;
+
+/* Compiles a copy of g (g itself is left as built).  opts NULL = level 3. */
+PG_API pg_status pg_compile(const pg_graph *g, const pg_compile_options *opts, pg_model **out);
+PG_API void pg_model_free(pg_model *m);
+
+/* A tensor as the model sees it: inputs, outputs. */
+typedef struct pg_tensor_info {
+    const char *name;
+    pg_dtype dtype;
+    int rank;
+    int64_t dims[8];
+    void *data;               /* outputs after a run: valid until the next run */
+    uint64_t nbytes;
+} pg_tensor_info;
+
+PG_API int pg_model_input_count(const pg_model *m);
+PG_API pg_status pg_model_input_info(const pg_model *m, int i, pg_tensor_info *out);
+PG_API int pg_model_output_count(const pg_model *m);
+PG_API pg_status pg_model_output_info(const pg_model *m, int i, pg_tensor_info *out);
+
+/* Runs the model.  Feeds are matched by name; every input must be fed, with
+ * exactly the compiled shape (ranks[i], shapes[i]) - a mismatch is
+ * PG_ERR_SHAPE naming the input.  Feed buffers are read, never written, and
+ * need no alignment.  Outputs land in model-owned buffers
+ * (pg_model_output_info); no allocation happens. */
+PG_API pg_status pg_model_run(pg_model *m, int n_feeds, const char *const *names,
+                              const void *const *data, const int *ranks,
+                              const int64_t *const *shapes);
+
+/* The memory plan, one row per tensor with storage. */
+typedef enum pg_plan_kind {
+    PG_PLAN_ARENA = 0,        /* its own range of the activation arena */
+    PG_PLAN_VIEW = 1,         /* shares its source's buffer (Reshape, QKV parts) */
+    PG_PLAN_INPLACE = 2,      /* reuses a dying input's buffer */
+    PG_PLAN_INPUT = 3,        /* the caller's feed buffer */
+    PG_PLAN_WEIGHT = 4        /* the persistent weight arena */
+} pg_plan_kind;
+
+typedef struct pg_plan_row {
+    const char *tensor;
+    uint64_t bytes;
+    int64_t offset;           /* in its arena; -1 for inputs */
+    int first;                /* step that produces it (-1: before the first) */
+    int last;                 /* last step that reads it */
+    pg_plan_kind kind;
+    const char *alias_of;     /* VIEW / INPLACE: the tensor whose buffer it uses */
+} pg_plan_row;
+
+typedef struct pg_model_stats {
+    uint64_t arena_bytes;     /* the activation arena this plan needs */
+    uint64_t naive_bytes;     /* sum of every activation tensor's size */
+    uint64_t lower_bound_bytes; /* max over steps of bytes live at that step */
+    uint64_t weight_bytes;    /* the persistent weight arena */
+    int steps;                /* nodes executed per run */
+    int planned;              /* rows in the plan */
+    const char *planner;
+} pg_model_stats;
+
+PG_API pg_status pg_model_get_stats(const pg_model *m, pg_model_stats *out);
+PG_API int pg_model_plan_count(const pg_model *m);
+PG_API pg_status pg_model_plan_row(const pg_model *m, int i, pg_plan_row *out);
+
+/* The execution order. */
+typedef struct pg_step_info {
+    const char *node;
+    const char *op_type;
+    const char *inputs;       /* "x:float32[4,8], w:float32[8,8]" */
+    const char *outputs;
+    const char *detail;       /* kernel/variant or attributes worth showing */
+} pg_step_info;
+
+PG_API int pg_model_step_count(const pg_model *m);
+PG_API pg_status pg_model_step_info(const pg_model *m, int i, pg_step_info *out);
+/* The compiled graph as text (after passes), owned by the model. */
+PG_API const char *pg_model_text(const pg_model *m);
+
 /* PG_CFFI_END */
 
 #ifdef __cplusplus

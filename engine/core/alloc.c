@@ -1,0 +1,56 @@
+/* alloc.c - aligned, counted allocation (see alloc.h). */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "peregrine.h"
+
+static atomic_uint_fast64_t alloc_count;
+
+uint64_t pg_alloc_count(void) { return (uint64_t)atomic_load(&alloc_count); }
+
+void *pg_malloc(size_t size)
+{
+    void *p = NULL;
+    size_t n = pg_align_up(size ? size : 1);
+    if (n < size || posix_memalign(&p, PG_ALIGN, n) != 0)
+        return NULL;
+    atomic_fetch_add(&alloc_count, 1);
+    return p;
+}
+
+void *pg_calloc(size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    void *p = pg_malloc(count * size);
+    if (p)
+        memset(p, 0, count * size);
+    return p;
+}
+
+void *pg_realloc(void *p, size_t old_size, size_t new_size)
+{
+    void *q = pg_malloc(new_size);
+    if (!q)
+        return NULL;
+    if (p) {
+        memcpy(q, p, old_size < new_size ? old_size : new_size);
+        pg_free(p);
+    }
+    return q;
+}
+
+void pg_free(void *p) { free(p); }
+
+char *pg_strdup(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = pg_malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
