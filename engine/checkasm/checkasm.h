@@ -79,6 +79,10 @@ int checkasm_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Work per call of the function about to be benchmarked, for --bench:
  * GFLOP/s is printed if flops > 0, GB/s if bytes > 0. */
 void checkasm_bench_work(double flops, double bytes);
+/* A label for the next bench line ("256x256x256"), printf-style. */
+void checkasm_bench_label(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Nonzero under --small (or CHECKASM_SMALL=1): emulated runs use small sizes. */
+int checkasm_small(void);
 /* Nonzero when --bench was given. */
 int checkasm_bench_enabled(void);
 /* Print one line per op: ok / FAILED, and the variants checked. */
@@ -92,6 +96,9 @@ void checkasm_report(const char *name);
  * cast to the function's own prototype with one leading pointer, so float
  * arguments stay in their vector registers. */
 void checkasm_checked_call(void *func, ...);
+/* The trampoline's address as data, so the cast to each prototype is a
+ * plain pointer conversion rather than a call through a mismatched type. */
+extern void *const checkasm_trampoline;
 /* Set from the trampoline when a check fails; read after each call_new. */
 void checkasm_call_failed(int kind, uintptr_t detail);
 
@@ -116,7 +123,7 @@ void checkasm_bench_record(int is_new, uint64_t ns, int iterations);
 
 #define call_ref(...) func_ref(__VA_ARGS__)
 #define call_new(...)                                                       \
-    ((checkasm_wrapped_t *)(void *)checkasm_checked_call)((void *)func_new, __VA_ARGS__)
+    ((checkasm_wrapped_t *)checkasm_trampoline)((void *)func_new, __VA_ARGS__)
 
 /* Benchmark func_new and func_ref on the same arguments (only with --bench):
  * a timed warm-up call sizes the batches, then the median of 5 batches. */
