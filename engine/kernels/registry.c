@@ -2,9 +2,11 @@
  * directory defines its table; this file only lists them in a fixed order. */
 #include "variant.h"
 #include "vadd/vadd.h"
+#include "vmul/vmul.h"
 
 static const pg_op *const all_ops[] = {
     &pg_op_vadd,
+    &pg_op_vmul,
 };
 
 const pg_op *const *pg_ops_all(int *count)
