@@ -1,0 +1,31 @@
+/* gelu_erf.h - elementwise GELU, exact form (ONNX Gelu, PyTorch default):
+ *     y = 0.5 x (1 + erf(x / sqrt 2))
+ *
+ * The assembly evaluates erf(z), z = |x| / sqrt 2, by a piecewise
+ * polynomial: [0, 4) is cut into 8 intervals of width 1/2, each with its own
+ * degree-7 polynomial in (z - centre) (coefficients fitted by
+ * tools/fit_eltwise.py), picked per lane with vpermps from 8-entry tables;
+ * erf(z) = 1 for z >= 4 (1 - erf(4) < 2^-27).  Then y = h + h erf(x/sqrt2)
+ * with h = x / 2.  For negative x that sum cancels (it is x Phi(x), small),
+ * so the error there is absolute, about 2^-24 |x|, as in every erf-based
+ * GELU (the C reference, 0.5f x (1 + erff(..)), has the same property).
+ *
+ * Accuracy of f32_gelu_erf_avx2_fma3 against the formula in double:
+ * MEASURED_GELU_ERF. */
+#ifndef PG_KERNELS_GELU_ERF_H
+#define PG_KERNELS_GELU_ERF_H
+
+#include <stddef.h>
+
+#include "../unary_fn.h"
+#include "../variant.h"
+
+typedef pg_f32_unary_fn pg_f32_gelu_erf_fn;
+
+void pg_f32_gelu_erf_c(size_t n, const float *x, float *y);
+void pg_f32_gelu_erf_avx2_fma3(size_t n, const float *x, float *y);
+void pg_f32_gelu_erf_neon(size_t n, const float *x, float *y);
+
+extern const pg_op pg_op_gelu_erf;
+
+#endif

@@ -1,0 +1,11 @@
+/* gelu_tanh_table.c - the variant table of gelu_tanh. */
+#include "gelu_tanh.h"
+
+static const pg_variant variants[] = {
+#if defined(__x86_64__)
+    { "f32_gelu_tanh_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA, (const void *)pg_f32_gelu_tanh_avx2_fma3, NULL },
+#endif
+    { "f32_gelu_tanh_c", "c", 0, (const void *)pg_f32_gelu_tanh_c, NULL },
+};
+
+const pg_op pg_op_gelu_tanh = { "gelu_tanh", "y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (fp32)", variants, PG_COUNTOF(variants) };

@@ -1,0 +1,14 @@
+/* layernorm_table.c - the variant table of layernorm. */
+#include "layernorm.h"
+
+static const pg_variant variants[] = {
+#if defined(__x86_64__)
+    { "f32_layernorm_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
+      (const void *)pg_f32_layernorm_avx2_fma3, NULL },
+#endif
+    { "f32_layernorm_c", "c", 0, (const void *)pg_f32_layernorm_c, NULL },
+};
+
+const pg_op pg_op_layernorm = { "layernorm",
+                                "one row: y = (x - mean) / sqrt(var + eps) * gamma + beta (fp32)",
+                                variants, PG_COUNTOF(variants) };

@@ -1,0 +1,11 @@
+/* sigmoid_table.c - the variant table of sigmoid. */
+#include "sigmoid.h"
+
+static const pg_variant variants[] = {
+#if defined(__x86_64__)
+    { "f32_sigmoid_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA, (const void *)pg_f32_sigmoid_avx2_fma3, NULL },
+#endif
+    { "f32_sigmoid_c", "c", 0, (const void *)pg_f32_sigmoid_c, NULL },
+};
+
+const pg_op pg_op_sigmoid = { "sigmoid", "y = 1 / (1 + exp(-x)) elementwise (fp32)", variants, PG_COUNTOF(variants) };

@@ -1,0 +1,13 @@
+/* softmax_table.c - the variant table of softmax. */
+#include "softmax.h"
+
+static const pg_variant variants[] = {
+#if defined(__x86_64__)
+    { "f32_softmax_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
+      (const void *)pg_f32_softmax_avx2_fma3, NULL },
+#endif
+    { "f32_softmax_c", "c", 0, (const void *)pg_f32_softmax_c, NULL },
+};
+
+const pg_op pg_op_softmax = { "softmax", "one row: y = softmax(scale * x + mask) (fp32)", variants,
+                              PG_COUNTOF(variants) };

@@ -1,0 +1,11 @@
+/* vmul_table.c - the variant table of vmul. */
+#include "vmul.h"
+
+static const pg_variant variants[] = {
+#if defined(__x86_64__)
+    { "f32_vmul_avx2", "avx2", PG_CPU_AVX2, (const void *)pg_f32_vmul_avx2, NULL },
+#endif
+    { "f32_vmul_c", "c", 0, (const void *)pg_f32_vmul_c, NULL },
+};
+
+const pg_op pg_op_vmul = { "vmul", "y = a * b elementwise (fp32)", variants, PG_COUNTOF(variants) };
