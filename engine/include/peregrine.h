@@ -294,6 +294,20 @@ PG_API pg_status pg_model_step_info(const pg_model *m, int i, pg_step_info *out)
 /* The compiled graph as text (after passes), owned by the model. */
 PG_API const char *pg_model_text(const pg_model *m);
 
+/* ---- GEMV: y = x . B (+ bias), the M = 1 (decode) product -------------- */
+
+/* y[j] = bias[j] + sum_k x[k] * B[k * ldb + j] for 0 <= j < N.  B is K x N
+ * row-major with leading dimension ldb >= N (SGEMM's unpacked B layout);
+ * bias may be NULL.  variant: an index into the "gemv" variant table, or -1
+ * for the one dispatch picks.  Bound by memory bandwidth: B is read once. */
+PG_API pg_status pg_gemv(int variant, size_t N, size_t K, const float *x, const float *B,
+                         size_t ldb, const float *bias, float *y);
+/* The yardstick for bandwidth-bound kernels: copies `bytes` (>= 4096) with
+ * an assembly streaming loop on `threads` threads and returns the best pass
+ * in GB/s counted as STREAM's Copy does, (read + written) / time; -1.0 and
+ * an error on bad arguments.  Takes about a quarter second. */
+PG_API double pg_measure_copy_gbps(size_t bytes, int threads);
+
 /* PG_CFFI_END */
 
 #ifdef __cplusplus

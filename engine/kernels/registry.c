@@ -2,10 +2,12 @@
  * directory defines its table; this file only lists them in a fixed order. */
 #include "variant.h"
 #include "vadd/vadd.h"
+#include "gemv/gemv.h"
 #include "vmul/vmul.h"
 
 static const pg_op *const all_ops[] = {
     &pg_op_vadd,
+    &pg_op_gemv,
     &pg_op_vmul,
 };
 

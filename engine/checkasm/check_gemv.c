@@ -1,0 +1,119 @@
+/* check_gemv.c - every gemv variant against the C reference.
+ *
+ * Walks the edge sizes for N (partial vectors, a column block boundary at
+ * 2048) and for K (0, fewer rows than one group of four, the 1..3 rows left
+ * over), with and without bias, with ldb == N and with a padded ldb whose
+ * padding holds NaN (a kernel that reads a padding column poisons y).  y is
+ * filled with NaN first, so a kernel must overwrite it, not accumulate.
+ * The tolerance per element scales with K and with the magnitude of the
+ * products: 2 eps (1 + sqrt K) (|bias_j| + sum_k |x_k B_kj|). */
+#include <math.h>
+#include <float.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../kernels/gemv/gemv.h"
+#include "checkasm.h"
+
+
+/* The buffers every case shares (sized for the largest case). */
+typedef struct gemv_bufs {
+    float *x, *B, *bias, *y_ref, *tol;
+    size_t max_n, max_k, max_ldb;
+} gemv_bufs;
+
+static void fill_case(const gemv_bufs *b, size_t N, size_t K, size_t ldb)
+{
+    checkasm_fill_f32(b->x, K, -1, 1);
+    for (size_t k = 0; k < K; k++) {
+        checkasm_fill_f32(b->B + k * ldb, N, -1, 1);
+        for (size_t j = N; j < ldb; j++)
+            b->B[k * ldb + j] = NAN;
+    }
+    checkasm_fill_f32(b->bias, N, -1, 1);
+}
+
+static void tolerance(const gemv_bufs *b, size_t N, size_t K, size_t ldb, const float *bias)
+{
+    double scale = 2.0 * FLT_EPSILON * (1.0 + sqrt((double)K));
+    for (size_t j = 0; j < N; j++) {
+        double s = bias ? fabs(bias[j]) : 0.0;
+        for (size_t k = 0; k < K; k++)
+            s += fabs((double)b->x[k] * b->B[k * ldb + j]);
+        b->tol[j] = (float)(scale * s) + FLT_MIN;
+    }
+}
+
+void checkasm_check_gemv(void)
+{
+    declare_func(void, size_t N, size_t K, const float *x, const float *B, size_t ldb,
+                 const float *bias, float *y);
+    const pg_op *op = &pg_op_gemv;
+    static const size_t ks[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 13, 32 };
+    /* Across the 2048-column block boundary, and K larger than small. */
+    static const size_t big[][2] = { { 2047, 6 }, { 2048, 5 }, { 2049, 7 }, { 4100, 3 },
+                                     { 300, 300 }, { 1000, 257 }, { 4133, 64 } };
+    int n_big = checkasm_small() ? 4 : 7;
+
+    gemv_bufs b = { .max_n = 4133, .max_k = 300, .max_ldb = 4133 + 17 };
+    for (int i = 0; i < checkasm_n_sizes; i++)
+        if (checkasm_sizes[i] > b.max_n)
+            b.max_n = checkasm_sizes[i];
+    if (b.max_ldb < b.max_n + 17)
+        b.max_ldb = b.max_n + 17;
+    b.x = checkasm_alloc_f32(b.max_k);
+    b.B = checkasm_alloc_f32(b.max_k * b.max_ldb);
+    b.bias = checkasm_alloc_f32(b.max_ldb);
+    b.y_ref = checkasm_alloc_f32(b.max_ldb);
+    b.tol = checkasm_alloc_f32(b.max_ldb);
+
+    for (int v = 0; v < op->count; v++) {
+        if (!checkasm_check_variant(op, v))
+            continue;
+        checkasm_set_funcs(op, v);
+        for (int i = 0; i < checkasm_n_sizes + n_big; i++) {
+            int is_big = i >= checkasm_n_sizes;
+            size_t N = is_big ? big[i - checkasm_n_sizes][0] : checkasm_sizes[i];
+            float *y_new = checkasm_alloc_f32(N);
+            for (int ki = 0; ki < (is_big ? 1 : PG_COUNTOF(ks)); ki++) {
+                size_t K = is_big ? big[i - checkasm_n_sizes][1] : ks[ki];
+                for (int with_bias = 0; with_bias < 2; with_bias++) {
+                    for (int padded = 0; padded < 2; padded++) {
+                        size_t ldb = N + (padded ? 1 + checkasm_rand() % 17 : 0);
+                        if (ldb == 0)
+                            ldb = 1;
+                        const float *bias = with_bias ? b.bias : NULL;
+                        fill_case(&b, N, K, ldb);
+                        for (size_t j = 0; j < N; j++)
+                            b.y_ref[j] = y_new[j] = NAN;
+                        call_ref(N, K, b.x, b.B, ldb, bias, b.y_ref);
+                        call_new(N, K, b.x, b.B, ldb, bias, y_new);
+                        tolerance(&b, N, K, ldb, bias);
+                        if (!checkasm_check_f32_tol("y", b.y_ref, y_new, N, b.tol)) {
+                            checkasm_fail("  at N=%zu K=%zu ldb=%zu %s", N, K, ldb,
+                                          bias ? "bias" : "no bias");
+                            goto next_variant;
+                        }
+                    }
+                }
+            }
+        }
+        if (checkasm_bench_enabled()) {
+            /* The decode case: 64 MiB of weights, far beyond the caches. */
+            size_t N = 4096, K = 4096;
+            float *x = checkasm_alloc_f32(K), *B = checkasm_alloc_f32(K * N);
+            float *bias = checkasm_alloc_f32(N), *y = checkasm_alloc_f32(N);
+            checkasm_fill_f32(x, K, -1, 1);
+            checkasm_fill_f32(B, K * N, -1, 1);
+            checkasm_fill_f32(bias, N, -1, 1);
+            checkasm_bench_label("%zux%zu", K, N);
+            checkasm_bench_work(2.0 * N * K, 4.0 * N * K);
+            bench_new(N, K, x, B, N, bias, y);
+            double copy = pg_measure_copy_gbps((size_t)4 * N * K, 1);
+            printf("   yardstick: asm copy of %zu MiB, 1 thread: %.2f GB/s (read + write)\n",
+                   (size_t)4 * N * K >> 20, copy);
+        }
+    next_variant:;
+    }
+    checkasm_report("gemv");
+}

@@ -1,0 +1,16 @@
+/* gemv_table.c - the variant table of gemv, best first, C reference last. */
+#include "gemv.h"
+
+static const pg_variant variants[] = {
+#if defined(__x86_64__)
+    { "f32_gemv_4row_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
+      (const void *)pg_f32_gemv_4row_avx2_fma3, NULL },
+#endif
+#if defined(__aarch64__)
+    { "f32_gemv_4row_neon", "neon", PG_CPU_NEON, (const void *)pg_f32_gemv_4row_neon, NULL },
+#endif
+    { "f32_gemv_c", "c", 0, (const void *)pg_f32_gemv_c, NULL },
+};
+
+const pg_op pg_op_gemv = { "gemv", "y = x . B (+ bias), fp32, M = 1, B row-major K x N",
+                           variants, PG_COUNTOF(variants) };
