@@ -1,0 +1,29 @@
+"""Peregrine: a CPU inference engine in C and hand-written assembly, opened up
+for notebooks.
+
+>>> import peregrine_nb as pg
+>>> pg.cpu_info().arch in ("x86_64", "aarch64", "generic")
+True
+"""
+from __future__ import annotations
+
+from ._lib import ffi as _ffi, lib as _lib
+from .cpu import CpuInfo, cpu_info, cpu_levels, cpu_mask, get_cpu_mask, set_cpu_mask
+from .errors import (
+    DTypeError,
+    FormatError,
+    GraphError,
+    InvalidArgumentError,
+    LibraryNotFoundError,
+    PeregrineError,
+    ShapeError,
+    UnsupportedError,
+)
+
+__version__ = _ffi.string(_lib.pg_version()).decode()
+
+__all__ = [
+    "CpuInfo", "cpu_info", "cpu_levels", "cpu_mask", "get_cpu_mask", "set_cpu_mask",
+    "PeregrineError", "InvalidArgumentError", "UnsupportedError", "ShapeError", "DTypeError",
+    "GraphError", "FormatError", "LibraryNotFoundError",
+]

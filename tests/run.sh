@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The test command: install the package with its test dependencies, run the
+# C tests (checkasm included) from a meson build, then the Python tests
+# against the installed package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python3 -m pip install --quiet '.[test]'
+
+build=${PEREGRINE_TEST_BUILD:-build-tests}
+[ -d "$build" ] || meson setup "$build" -Dpython=false --werror >/dev/null
+ninja -C "$build"
+meson test -C "$build" --print-errorlogs
+
+# Run from outside the source tree so `import peregrine_nb` is the installed one.
+cd tests
+python3 -m pytest -q -p no:cacheprovider .
