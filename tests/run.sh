@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 python3 -m pip install --quiet '.[test]'
 
 build=${PEREGRINE_TEST_BUILD:-build-tests}
-[ -d "$build" ] || meson setup "$build" -Dpython=false --werror >/dev/null
+[ -f "$build/build.ninja" ] || { rm -rf "$build"; meson setup "$build" -Dpython=false --werror; }
 ninja -C "$build"
 meson test -C "$build" --print-errorlogs
 

@@ -9,7 +9,7 @@ command -v aarch64-linux-gnu-gcc >/dev/null || { echo "aarch64-linux-gnu-gcc is 
 command -v qemu-aarch64 >/dev/null || { echo "qemu-aarch64 is not installed" >&2; exit 1; }
 
 build=${PEREGRINE_A64_BUILD:-build-aarch64}
-[ -d "$build" ] || meson setup "$build" --cross-file cross/aarch64-linux-gnu.ini -Dpython=false --werror >/dev/null
+[ -f "$build/build.ninja" ] || { rm -rf "$build"; meson setup "$build" --cross-file cross/aarch64-linux-gnu.ini -Dpython=false --werror; }
 ninja -C "$build"
 for cpu in "max,sve256=on:256" "max,sve=off:0"; do
   model=${cpu%:*} sve=${cpu##*:}
