@@ -2,8 +2,9 @@
  *
  * The same memory plan as the AVX2 kernel (GEMV is bound by how fast B
  * streams in, not by the FMA units):
- *   - N is cut into column blocks of GEMV_NB floats (8 KiB of y) that stay
- *     in L1 while all K rows pass through;
+ *   - N is cut into column blocks of GEMV_NB floats (64 KiB of y) that stay
+ *     in L1/L2 while all K rows pass through, as wide as that allows so the
+ *     row streams run long;
  *   - rows go four at a time, y_blk += x[k]B[k] + ... + x[k+3]B[k+3]: four
  *     contiguous forward streams for the prefetchers, and y's L1 round trip
  *     paid once per four rows; x[k..k+3] sits in one vector and each row
@@ -29,7 +30,7 @@
  */
 #include "pg_asm.h"
 
-#define GEMV_NB 2048
+#define GEMV_NB 16384
 
         .text
 PG_FUNC(pg_f32_gemv_4row_neon)

@@ -1,8 +1,8 @@
 /* check_gemv.c - every gemv variant against the C reference.
  *
- * Walks the edge sizes for N (partial vectors, a column block boundary at
- * 2048) and for K (0, fewer rows than one group of four, the 1..3 rows left
- * over), with and without bias, with ldb == N and with a padded ldb whose
+ * Walks the edge sizes for N (partial vectors, the kernels' column block
+ * boundary at 16384) and for K (0, fewer rows than one group of four, the
+ * 1..3 rows left over), with and without bias, with ldb == N and with a padded ldb whose
  * padding holds NaN (a kernel that reads a padding column poisons y).  y is
  * filled with NaN first, so a kernel must overwrite it, not accumulate.
  * The tolerance per element scales with K and with the magnitude of the
@@ -19,7 +19,7 @@
 /* The buffers every case shares (sized for the largest case). */
 typedef struct gemv_bufs {
     float *x, *B, *bias, *y_ref, *tol;
-    size_t max_n, max_k, max_ldb;
+    size_t max_n, max_k, max_b;   /* elements */
 } gemv_bufs;
 
 static void fill_case(const gemv_bufs *b, size_t N, size_t K, size_t ldb)
@@ -50,22 +50,27 @@ void checkasm_check_gemv(void)
                  const float *bias, float *y);
     const pg_op *op = &pg_op_gemv;
     static const size_t ks[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 13, 32 };
-    /* Across the 2048-column block boundary, and K larger than small. */
-    static const size_t big[][2] = { { 2047, 6 }, { 2048, 5 }, { 2049, 7 }, { 4100, 3 },
+    /* Across the 16384-column block boundary, and K larger than small. */
+    static const size_t big[][2] = { { 16383, 3 }, { 16384, 2 }, { 16385, 5 }, { 32771, 1 },
                                      { 300, 300 }, { 1000, 257 }, { 4133, 64 } };
     int n_big = checkasm_small() ? 4 : 7;
 
-    gemv_bufs b = { .max_n = 4133, .max_k = 300, .max_ldb = 4133 + 17 };
-    for (int i = 0; i < checkasm_n_sizes; i++)
-        if (checkasm_sizes[i] > b.max_n)
-            b.max_n = checkasm_sizes[i];
-    if (b.max_ldb < b.max_n + 17)
-        b.max_ldb = b.max_n + 17;
+    /* Room for the largest case: ldb is at most N + 17. */
+    gemv_bufs b = { .max_n = 0, .max_k = 300, .max_b = 0 };
+    for (int i = 0; i < checkasm_n_sizes + n_big; i++) {
+        int is_big = i >= checkasm_n_sizes;
+        size_t N = is_big ? big[i - checkasm_n_sizes][0] : checkasm_sizes[i];
+        size_t K = is_big ? big[i - checkasm_n_sizes][1] : ks[PG_COUNTOF(ks) - 1];
+        if (N + 17 > b.max_n)
+            b.max_n = N + 17;
+        if (K * (N + 17) > b.max_b)
+            b.max_b = K * (N + 17);
+    }
     b.x = checkasm_alloc_f32(b.max_k);
-    b.B = checkasm_alloc_f32(b.max_k * b.max_ldb);
-    b.bias = checkasm_alloc_f32(b.max_ldb);
-    b.y_ref = checkasm_alloc_f32(b.max_ldb);
-    b.tol = checkasm_alloc_f32(b.max_ldb);
+    b.B = checkasm_alloc_f32(b.max_b);
+    b.bias = checkasm_alloc_f32(b.max_n);
+    b.y_ref = checkasm_alloc_f32(b.max_n);
+    b.tol = checkasm_alloc_f32(b.max_n);
 
     for (int v = 0; v < op->count; v++) {
         if (!checkasm_check_variant(op, v))
