@@ -1,0 +1,103 @@
+"""The Python kernel API: every runnable variant against numpy, and bad input
+refused with a clear error."""
+import numpy as np
+import pytest
+
+import peregrine_nb as pg
+from peregrine_nb import kernels
+
+rng = np.random.default_rng(7)
+
+
+def rand(*shape):
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
+def gemm_tol(a, b):
+    # scales with K and the size of the products, as checkasm does
+    return 1e-5 * (np.abs(a) @ np.abs(b)) + 1e-6
+
+
+def test_variant_table_lists_a_reference_per_op():
+    df = kernels.variants()
+    for op, group in df.groupby("op"):
+        assert group.iloc[-1].isa == "c", op
+        assert group.runnable.iloc[-1]
+        assert group.selected.sum() == 1, op
+
+
+@pytest.mark.parametrize("variant", kernels.runnable_variants("sgemm"))
+@pytest.mark.parametrize("M,N,K", [(1, 1, 1), (7, 17, 33), (64, 129, 300), (128, 384, 384)])
+@pytest.mark.parametrize("act", [None, "relu", "gelu"])
+def test_sgemm_matches_numpy(variant, M, N, K, act):
+    a, b, bias = rand(M, K), rand(K, N), rand(N)
+    want = a @ b + bias
+    if act == "relu":
+        want = np.maximum(want, 0)
+    elif act == "gelu":
+        from math import erf, sqrt
+        want = want * 0.5 * (1 + np.vectorize(erf)(want / sqrt(2)).astype(np.float32))
+    got = kernels.sgemm(a, b, bias=bias, act=act, variant=variant)
+    assert np.all(np.abs(got - want) <= gemm_tol(a, b) + 1e-5 * np.abs(want))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sgemm_packed_strided_threads(threads):
+    big = rand(50, 80)
+    a = big[:, 5:45]               # strided rows: lda = 80
+    b = rand(40, 70)
+    packed = kernels.pack(b)
+    got = kernels.sgemm(a, packed, threads=threads)
+    assert np.all(np.abs(got - a @ b) <= gemm_tol(a, b))
+
+
+@pytest.mark.parametrize("variant", kernels.runnable_variants("gemv"))
+@pytest.mark.parametrize("N,K", [(1, 1), (33, 17), (384, 384), (1000, 77)])
+def test_gemv_matches_numpy(variant, N, K):
+    x, b, bias = rand(K), rand(K, N), rand(N)
+    got = kernels.gemv(x, b, bias=bias, variant=variant)
+    assert np.allclose(got, x @ b + bias, rtol=1e-5, atol=1e-4 * np.sqrt(K))
+
+
+def test_every_level_runs_sgemm_correctly():
+    a, b = rand(9, 20), rand(20, 18)
+    for level in pg.cpu_levels():
+        with pg.cpu_mask(level):
+            assert np.allclose(kernels.sgemm(a, b), a @ b, atol=1e-4)
+
+
+def test_bad_inputs_raise_clear_errors():
+    a, b = rand(4, 5), rand(5, 6)
+    with pytest.raises(pg.DTypeError, match="float32"):
+        kernels.sgemm(a.astype(np.float64), b)
+    with pytest.raises(pg.ShapeError, match="inner dimensions"):
+        kernels.sgemm(a, rand(4, 6))
+    with pytest.raises(pg.InvalidArgumentError, match="contiguous"):
+        kernels.sgemm(np.asfortranarray(rand(4, 5))[:, ::2], rand(3, 6))
+    with pytest.raises(pg.ShapeError, match="bias"):
+        kernels.sgemm(a, b, bias=rand(5))
+    with pytest.raises(pg.InvalidArgumentError, match="no variant 'nope'"):
+        kernels.sgemm(a, b, variant="nope")
+    with pytest.raises(pg.InvalidArgumentError, match="act"):
+        kernels.sgemm(a, b, act="swish")
+    with pytest.raises(pg.ShapeError):
+        kernels.gemv(rand(4), b)
+
+
+def test_variant_this_cpu_cannot_run_is_refused():
+    df = kernels.variants()
+    missing = df[~df.runnable]
+    if missing.empty:
+        pytest.skip("this CPU runs every variant in the tables")
+    row = missing.iloc[0]
+    with pytest.raises(pg.UnsupportedError):
+        if row.op == "sgemm":
+            kernels.sgemm(rand(2, 2), rand(2, 2), variant=row.variant)
+        else:
+            kernels.gemv(rand(2), rand(2, 2), variant=row.variant)
+
+
+def test_benchmark_returns_a_row_per_variant():
+    df = kernels.benchmark("sgemm", [(16, 32, 16)], repeat=2, min_time=0.001)
+    assert set(df.variant) == set(kernels.runnable_variants("sgemm"))
+    assert (df.gflops > 0).all()
