@@ -3,3 +3,4 @@
 CHECK(vadd)
 CHECK(gemv)
 CHECK(vmul)
+CHECK(sgemm)

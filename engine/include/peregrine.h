@@ -308,6 +308,163 @@ PG_API pg_status pg_gemv(int variant, size_t N, size_t K, const float *x, const 
  * an error on bad arguments.  Takes about a quarter second. */
 PG_API double pg_measure_copy_gbps(size_t bytes, int threads);
 
+/* ---- SGEMM: C = A . B (+ bias) (+ activation), fp32 ------------------ */
+
+/* Activations fused into the GEMM epilogue.  GELU is the exact (erf) form,
+ * 0.5 x (1 + erf(x / sqrt 2)), to about 1e-6 relative. */
+typedef enum pg_act {
+    PG_ACT_NONE = 0,
+    PG_ACT_RELU = 1,
+    PG_ACT_GELU = 2
+} pg_act;
+
+/* B packed once into one microkernel's panel layout (opaque). */
+typedef struct pg_packed_b pg_packed_b;
+
+/* Pack B (K x N, row-major, leading dimension ldb >= N) for the "sgemm"
+ * variant `variant` (-1: the one dispatch picks now).  The packed object
+ * remembers its variant, so later calls need no dispatch and never repack.
+ * PG_ERR_UNSUPPORTED if the CPU cannot run that variant. */
+PG_API pg_status pg_sgemm_pack(int variant, size_t K, size_t N, const float *B, size_t ldb,
+                               pg_packed_b **out);
+PG_API void pg_packed_b_free(pg_packed_b *b);
+/* Shape and variant index of a packed B (any out pointer may be NULL). */
+PG_API pg_status pg_packed_b_get_info(const pg_packed_b *b, size_t *K, size_t *N,
+                                      int *variant);
+/* C[M x N] = act(A[M x K] . B + bias), all row-major: A with leading
+ * dimension lda >= K, C with ldc >= N; bias (N floats) may be NULL; act is a
+ * pg_act.  threads: 0 = pg_get_num_threads().  Allocates nothing. */
+PG_API pg_status pg_sgemm_packed(size_t M, const float *A, size_t lda, const pg_packed_b *B,
+                                 const float *bias, int act, float *C, size_t ldc,
+                                 int threads);
+/* The same on an unpacked B (ldb >= N): packs into a temporary first, so
+ * for repeated products with one B, pack once and call pg_sgemm_packed. */
+PG_API pg_status pg_sgemm(int variant, size_t M, size_t N, size_t K, const float *A,
+                          size_t lda, const float *B, size_t ldb, const float *bias, int act,
+                          float *C, size_t ldc, int threads);
+/* The yardstick for compute-bound kernels: fp32 FMA throughput of this CPU
+ * in GFLOP/s (an FMA counts 2), measured by an assembly loop of independent
+ * FMA chains (AVX2 ymm or NEON q) on `threads` threads (0 = default), best
+ * of a few runs; about 0.1 s.  -1.0 and an error if no FMA loop runs here. */
+PG_API double pg_measure_fma_peak_gflops(int threads);
+
+/* ---- GGUF: model files, read-only and zero-copy ----------------------- */
+
+/* A GGUF file is mapped read-only; metadata and tensor data are read in
+ * place.  Every count, length, offset and type is checked against the file
+ * size when the file is opened, so a truncated or corrupt file is a
+ * PG_ERR_FORMAT naming what is wrong and at which byte offset, never a
+ * crash.  Strings handed out point into the mapping (or into the handle)
+ * and live until pg_gguf_close. */
+typedef struct pg_gguf pg_gguf;
+
+/* Metadata value types (the numbers the file uses). */
+typedef enum pg_gguf_type {
+    PG_GGUF_UINT8 = 0,
+    PG_GGUF_INT8 = 1,
+    PG_GGUF_UINT16 = 2,
+    PG_GGUF_INT16 = 3,
+    PG_GGUF_UINT32 = 4,
+    PG_GGUF_INT32 = 5,
+    PG_GGUF_FLOAT32 = 6,
+    PG_GGUF_BOOL = 7,
+    PG_GGUF_STRING = 8,
+    PG_GGUF_ARRAY = 9,
+    PG_GGUF_UINT64 = 10,
+    PG_GGUF_INT64 = 11,
+    PG_GGUF_FLOAT64 = 12
+} pg_gguf_type;
+
+/* Tensor element types (ggml's numbering).  Sizes are known for all of
+ * these; pg_gguf_dequantize expands all but q3_K and i64. */
+typedef enum pg_ggml_type {
+    PG_GGML_F32 = 0,
+    PG_GGML_F16 = 1,
+    PG_GGML_Q4_0 = 2,
+    PG_GGML_Q4_1 = 3,
+    PG_GGML_Q5_0 = 6,
+    PG_GGML_Q5_1 = 7,
+    PG_GGML_Q8_0 = 8,
+    PG_GGML_Q8_1 = 9,
+    PG_GGML_Q2_K = 10,
+    PG_GGML_Q3_K = 11,
+    PG_GGML_Q4_K = 12,
+    PG_GGML_Q5_K = 13,
+    PG_GGML_Q6_K = 14,
+    PG_GGML_Q8_K = 15,
+    PG_GGML_I8 = 24,
+    PG_GGML_I16 = 25,
+    PG_GGML_I32 = 26,
+    PG_GGML_I64 = 27,
+    PG_GGML_F64 = 28,
+    PG_GGML_BF16 = 30
+} pg_ggml_type;
+
+typedef struct pg_gguf_tensor_info {
+    const char *name;        /* NUL-terminated, owned by the handle */
+    int         type;        /* pg_ggml_type */
+    int         n_dims;      /* 1..4 */
+    int64_t     dims[4];     /* dims[0] varies fastest (the row length); unused = 1 */
+    int64_t     n_elements;
+    uint64_t    offset;      /* from the start of the data section */
+    uint64_t    file_offset; /* from the start of the file */
+    uint64_t    bytes;
+    const void *data;        /* into the read-only mapping */
+} pg_gguf_tensor_info;
+
+PG_API pg_status pg_gguf_open(const char *path, pg_gguf **out);
+/* Unmaps the file; NULL is allowed. */
+PG_API void pg_gguf_close(pg_gguf *g);
+PG_API uint32_t pg_gguf_version(const pg_gguf *g);
+PG_API uint32_t pg_gguf_alignment(const pg_gguf *g);
+/* Size of the mapped file and the offset of its data section. */
+PG_API uint64_t pg_gguf_file_size(const pg_gguf *g);
+PG_API uint64_t pg_gguf_data_offset(const pg_gguf *g);
+
+/* Metadata.  Keys are addressed by index 0..count-1. */
+PG_API int64_t pg_gguf_kv_count(const pg_gguf *g);
+/* The key (NUL-terminated), NULL + error for a bad index. */
+PG_API const char *pg_gguf_kv_key(const pg_gguf *g, int64_t i);
+/* Index of a key, or -1 when the file has no such key (no error set). */
+PG_API int64_t pg_gguf_find_key(const pg_gguf *g, const char *key);
+/* Value type (pg_gguf_type), -1 + error for a bad index. */
+PG_API int pg_gguf_kv_type(const pg_gguf *g, int64_t i);
+/* Element type of an array value, -1 + error if the value is no array. */
+PG_API int pg_gguf_kv_array_type(const pg_gguf *g, int64_t i);
+/* Any integer or bool value (uint64 above INT64_MAX is an error). */
+PG_API pg_status pg_gguf_get_int(const pg_gguf *g, int64_t i, int64_t *out);
+/* float32 or float64. */
+PG_API pg_status pg_gguf_get_float(const pg_gguf *g, int64_t i, double *out);
+/* A string value: bytes into the mapping, NOT NUL-terminated, and its length. */
+PG_API pg_status pg_gguf_get_string(const pg_gguf *g, int64_t i, const char **s, uint64_t *len);
+PG_API pg_status pg_gguf_array_len(const pg_gguf *g, int64_t i, uint64_t *n);
+PG_API pg_status pg_gguf_array_get_int(const pg_gguf *g, int64_t i, uint64_t j, int64_t *out);
+PG_API pg_status pg_gguf_array_get_float(const pg_gguf *g, int64_t i, uint64_t j, double *out);
+PG_API pg_status pg_gguf_array_get_string(const pg_gguf *g, int64_t i, uint64_t j,
+                                          const char **s, uint64_t *len);
+/* The packed elements of a numeric array, in place (little-endian, maybe
+ * unaligned); an error for an array of strings. */
+PG_API pg_status pg_gguf_array_data(const pg_gguf *g, int64_t i, const void **data);
+
+/* Tensors. */
+PG_API int64_t pg_gguf_tensor_count(const pg_gguf *g);
+PG_API pg_status pg_gguf_tensor_info_get(const pg_gguf *g, int64_t i, pg_gguf_tensor_info *out);
+/* Index of a tensor by name, or -1 and an error. */
+PG_API int64_t pg_gguf_find_tensor(const pg_gguf *g, const char *name);
+/* Expand tensor i to f32; n must equal its element count. */
+PG_API pg_status pg_gguf_dequantize(const pg_gguf *g, int64_t i, float *out, int64_t n);
+/* Expand rows [row0, row0 + n_rows) of tensor i (a row = dims[0] elements)
+ * into out (n_rows * dims[0] floats): an embedding lookup. */
+PG_API pg_status pg_gguf_dequantize_rows(const pg_gguf *g, int64_t i, int64_t row0,
+                                         int64_t n_rows, float *out);
+/* Expand n elements of type from packed blocks (n a multiple of the block). */
+PG_API pg_status pg_dequantize(int type, const void *src, float *out, int64_t n);
+/* Name ("q4_1"), elements per block and bytes per block of a tensor type;
+ * NULL / 0 for a type the engine does not know. */
+PG_API const char *pg_ggml_type_name(int type);
+PG_API int64_t pg_ggml_type_block_size(int type);
+PG_API int64_t pg_ggml_type_block_bytes(int type);
+
 /* PG_CFFI_END */
 
 #ifdef __cplusplus

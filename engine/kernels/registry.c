@@ -4,11 +4,13 @@
 #include "vadd/vadd.h"
 #include "gemv/gemv.h"
 #include "vmul/vmul.h"
+#include "sgemm/sgemm.h"
 
 static const pg_op *const all_ops[] = {
     &pg_op_vadd,
     &pg_op_gemv,
     &pg_op_vmul,
+    &pg_op_sgemm,
 };
 
 const pg_op *const *pg_ops_all(int *count)

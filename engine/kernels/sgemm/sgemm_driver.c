@@ -1,0 +1,166 @@
+/* sgemm_driver.c - C = A * B (+bias) (act) over a packed B: cache blocking,
+ * the split into tasks for the thread pool, and the calls of the
+ * microkernel.  Not hot itself: all the flops are in the microkernel.
+ *
+ * Blocking (after BLIS/GotoBLAS, with A read in place):
+ *   kc: a kc x NR slice of a B panel takes at most half of L1, so it stays
+ *       there while the kernel walks down the rows of A;
+ *   mc: an mc x kc block of A takes at most half of L2, so it stays there
+ *       while the kernel walks across the panels of B.
+ * Loop order inside a task: K blocks, M blocks, panels, MR-row tiles. */
+#include <stdlib.h>
+
+#include "../../core/cpu.h"
+#include "../../core/error.h"
+#include "../../core/threadpool.h"
+#include "sgemm.h"
+
+typedef struct gemm_job {
+    pg_sgemm_ukernel_fn kernel;
+    size_t mr, nr;
+    size_t M, N, K;
+    const float *A;
+    size_t lda;
+    const float *B;        /* packed panels */
+    const float *bias;
+    int act;
+    float *C;
+    size_t ldc;
+    size_t kc, mc;
+    /* tasks: tm chunks of M (in MR tiles) x tn chunks of panels */
+    size_t m_tiles, panels, tm, tn;
+} gemm_job;
+
+static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+
+static void plan_blocks(gemm_job *j)
+{
+    const pg_cpu_caps *caps = pg_cpu_caps_get();
+    size_t l1 = caps->l1d_bytes > 0 ? (size_t)caps->l1d_bytes : 32 * 1024;
+    size_t l2 = caps->l2_bytes > 0 ? (size_t)caps->l2_bytes : 512 * 1024;
+    size_t kc_max = l1 / 2 / (j->nr * sizeof(float));
+    if (kc_max < 64)
+        kc_max = 64;
+    /* equal K blocks, a multiple of 8 floats each, none longer than kc_max */
+    size_t nkb = j->K ? div_up(j->K, kc_max) : 1;
+    size_t kc = j->K ? div_up(j->K, nkb) : 1;
+    kc = (kc + 7) & ~(size_t)7;
+    size_t mc = l2 / 2 / (kc * sizeof(float));
+    mc = mc / j->mr * j->mr;
+    j->kc = kc;
+    j->mc = mc < j->mr ? j->mr : mc;
+}
+
+/* Split C into tasks along the cheaper dimension: cutting M makes every
+ * task read all of its B panels, cutting N makes every task read all of A,
+ * so cut the dimension that is larger (M for tall, panels for wide and
+ * short shapes like M = 8).  A few tasks per thread let a busy core fall
+ * behind without holding up the others. */
+static void plan_tasks(gemm_job *j, int threads)
+{
+    j->m_tiles = div_up(j->M, j->mr);
+    j->panels = div_up(j->N, j->nr);
+    size_t target = threads > 1 ? (size_t)threads * 4 : 1;
+    if (j->M >= j->N) {
+        j->tm = j->m_tiles < target ? j->m_tiles : target;
+        size_t rest = div_up(target, j->tm);
+        j->tn = j->panels < rest ? j->panels : rest;
+    } else {
+        j->tn = j->panels < target ? j->panels : target;
+        size_t rest = div_up(target, j->tn);
+        j->tm = j->m_tiles < rest ? j->m_tiles : rest;
+    }
+}
+
+static void run_task(void *ctx, size_t task)
+{
+    const gemm_job *j = ctx;
+    size_t ti = task / j->tn, tj = task % j->tn;
+    /* this task's rows [m0, m1) and panels [p0, p1), split as evenly as whole units allow */
+    size_t m0 = ti * j->m_tiles / j->tm * j->mr, m1 = (ti + 1) * j->m_tiles / j->tm * j->mr;
+    size_t p0 = tj * j->panels / j->tn, p1 = (tj + 1) * j->panels / j->tn;
+    if (m1 > j->M)
+        m1 = j->M;
+    size_t K = j->K, nr = j->nr, mr = j->mr;
+
+    for (size_t pc = 0; pc == 0 || pc < K; pc += j->kc) {
+        size_t kb = K - pc < j->kc ? K - pc : j->kc;
+        int last = pc + kb >= K;
+        pg_sgemm_epilogue ep;
+        ep.act = last ? j->act : PG_ACT_NONE;
+        ep.flags = pc > 0 ? PG_SGEMM_ACCUMULATE : 0;
+        for (size_t ic = m0; ic < m1; ic += j->mc) {
+            size_t ie = ic + j->mc < m1 ? ic + j->mc : m1;
+            for (size_t p = p0; p < p1; p++) {
+                size_t col = p * nr, w = j->N - col < nr ? j->N - col : nr;
+                const float *b = j->B + p * K * nr + pc * nr;
+                ep.bias = last && j->bias ? j->bias + col : NULL;
+                for (size_t i = ic; i < ie; i += mr) {
+                    size_t h = ie - i < mr ? ie - i : mr;
+                    j->kernel(h, w, kb, j->A + i * j->lda + pc, j->lda, b,
+                              j->C + i * j->ldc + col, j->ldc, &ep);
+                }
+            }
+        }
+        if (K == 0)
+            break;
+    }
+}
+
+pg_status pg_sgemm_packed(size_t M, const float *A, size_t lda, const pg_packed_b *B,
+                          const float *bias, int act, float *C, size_t ldc, int threads)
+{
+    if (!B)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_sgemm_packed: packed B is NULL");
+    size_t N = B->N, K = B->K;
+    if (act < PG_ACT_NONE || act > PG_ACT_GELU)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_sgemm_packed: unknown activation %d", act);
+    if (threads < 0)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_sgemm_packed: %d threads", threads);
+    if (M == 0 || N == 0)
+        return PG_OK;
+    if (!C)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_sgemm_packed: C is NULL");
+    if (!A && K)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_sgemm_packed: A is NULL");
+    if (lda < K)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_sgemm_packed: lda %zu < K %zu", lda, K);
+    if (ldc < N)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_sgemm_packed: ldc %zu < N %zu", ldc, N);
+
+    static const float no_a = 0.0f;   /* K = 0: A is never read */
+    if (K == 0) {
+        A = &no_a;
+        lda = 0;
+    }
+    const pg_sgemm_params *prm = B->variant->params;
+    gemm_job j = {
+        .kernel = (pg_sgemm_ukernel_fn)B->variant->fn,
+        .mr = (size_t)prm->mr, .nr = B->nr,
+        .M = M, .N = N, .K = K, .A = A, .lda = lda, .B = B->data,
+        .bias = bias, .act = act, .C = C, .ldc = ldc,
+    };
+    plan_blocks(&j);
+
+    /* small products: about 1 MFLOP per extra thread before it pays */
+    int t = pg_threads_resolve(threads);
+    double flops = 2.0 * (double)M * (double)N * (double)(K ? K : 1);
+    if (t > 1 && flops / 1e6 < t)
+        t = flops < 2e6 ? 1 : (int)(flops / 1e6);
+    plan_tasks(&j, t);
+    pg_parallel_for(j.tm * j.tn, run_task, &j, t);
+    return PG_OK;
+}
+
+pg_status pg_sgemm(int variant, size_t M, size_t N, size_t K, const float *A, size_t lda,
+                   const float *B, size_t ldb, const float *bias, int act, float *C,
+                   size_t ldc, int threads)
+{
+    pg_packed_b *pb = NULL;
+    pg_status s = pg_sgemm_pack(variant, K, N, B, ldb, &pb);
+    if (s != PG_OK)
+        return s;
+    s = pg_sgemm_packed(M, A, lda, pb, bias, act, C, ldc, threads);
+    pg_packed_b_free(pb);
+    return s;
+}

@@ -1,0 +1,24 @@
+/* sgemm_table.c - the variant table of sgemm, best first, C last. */
+#include "sgemm.h"
+
+#if defined(__x86_64__)
+static const pg_sgemm_params p_6x16 = { 6, 16 };
+#endif
+#if defined(__aarch64__) && defined(PG_SGEMM_NEON_READY)
+static const pg_sgemm_params p_8x12 = { 8, 12 };
+#endif
+static const pg_sgemm_params p_4x8 = { 4, 8 };
+
+static const pg_variant variants[] = {
+#if defined(__x86_64__)
+    { "f32_gemm_6x16_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
+      (const void *)pg_f32_gemm_6x16_avx2_fma3, &p_6x16 },
+#endif
+#if defined(__aarch64__) && defined(PG_SGEMM_NEON_READY)
+    { "f32_gemm_8x12_neon", "neon", PG_CPU_NEON, (const void *)pg_f32_gemm_8x12_neon, &p_8x12 },
+#endif
+    { "f32_gemm_4x8_c", "c", 0, (const void *)pg_f32_gemm_4x8_c, &p_4x8 },
+};
+
+const pg_op pg_op_sgemm = { "sgemm", "C = A*B (+bias) (+ReLU/GELU), fp32, B packed once",
+                            variants, PG_COUNTOF(variants) };
