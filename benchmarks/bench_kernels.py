@@ -1,0 +1,96 @@
+"""SGEMM and GEMV against numpy (OpenBLAS) and the machine's measured peaks.
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/bench_kernels.py
+
+(unset those two in this command alone: they slow a current OpenBLAS; the
+script prints which OpenBLAS kernel and how many threads threadpoolctl sees.)
+
+In one run, interleaved (peregrine, numpy, peregrine, numpy, ...), medians:
+SGEMM on squares and the MiniLM shapes with B pre-packed, GEMV against the
+copy bandwidth, at 1 thread and at 2.  Prints a table and the ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from peregrine_nb import kernels
+
+SGEMM_SHAPES = [  # (M, N, K)
+    (256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
+    (128, 384, 384), (128, 1536, 384), (128, 384, 1536),  # MiniLM: QKV/out, FFN up, FFN down
+    (8, 4096, 4096),
+]
+GEMV_SHAPES = [(384, 384), (4096, 4096)]  # (N, K)
+
+
+def interleaved(fns: dict, repeat: int, min_time: float) -> dict[str, float]:
+    """Median seconds per call of each callable, measured in alternation."""
+    inner = {}
+    for name, fn in fns.items():
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        inner[name] = max(1, int(min_time / max(time.perf_counter() - t0, 1e-7)))
+    times = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(inner[name]):
+                fn()
+            times[name].append((time.perf_counter() - t0) / inner[name])
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--min-time", type=float, default=0.05)
+    ap.add_argument("--quick", action="store_true", help="skip 2048 squares")
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+
+    blas = [i for i in threadpool_info() if i.get("internal_api") == "openblas"]
+    print("numpy BLAS:", ", ".join(f"{i['internal_api']} {i.get('version')} {i.get('architecture')}" for i in blas) or "none found")
+
+    for nt in [int(t) for t in args.threads.split(",")]:
+        with threadpool_limits(nt):
+            print(f"\n=== {nt} thread(s); numpy sees {[i['num_threads'] for i in threadpool_info() if i.get('internal_api') == 'openblas']}")
+            peak = kernels.measure_peak(nt)
+            print(f"measured FMA peak {peak['fma_gflops']:.1f} GFLOP/s, copy bandwidth {peak['copy_gbps']:.1f} GB/s")
+            print(f"{'sgemm MxNxK':>18} {'peregrine':>10} {'numpy':>10} {'vs numpy':>9} {'of peak':>8}")
+            for M, N, K in SGEMM_SHAPES:
+                if args.quick and M >= 2048:
+                    continue
+                a = rng.standard_normal((M, K), dtype=np.float32)
+                b = rng.standard_normal((K, N), dtype=np.float32)
+                packed = kernels.pack(b)
+                c = np.empty((M, N), np.float32)
+                t = interleaved({
+                    "pg": lambda: kernels.sgemm(a, packed, threads=nt, out=c),
+                    "np": lambda: np.matmul(a, b, out=c),
+                }, args.repeat, args.min_time)
+                fl = 2.0 * M * N * K
+                gp, gn = fl / t["pg"] / 1e9, fl / t["np"] / 1e9
+                print(f"{f'{M}x{N}x{K}':>18} {gp:8.1f} GF {gn:8.1f} GF {gp / gn:8.2f}x {gp / peak['fma_gflops']:7.0%}")
+            print(f"{'gemv NxK':>18} {'peregrine':>10} {'numpy':>10} {'vs numpy':>9} {'of copy':>8}")
+            for N, K in GEMV_SHAPES:
+                x = rng.standard_normal(K, dtype=np.float32)
+                b = rng.standard_normal((K, N), dtype=np.float32)
+                y = np.empty(N, np.float32)
+                t = interleaved({
+                    "pg": lambda: kernels.gemv(x, b),
+                    "np": lambda: np.matmul(x, b, out=y),
+                }, args.repeat, args.min_time)
+                nbytes = 4.0 * K * N
+                bp, bn = nbytes / t["pg"] / 1e9, nbytes / t["np"] / 1e9
+                print(f"{f'{N}x{K}':>18} {bp:7.1f} GB/s {bn:6.1f} GB/s {bp / bn:7.2f}x {bp / peak['copy_gbps']:7.0%}")
+
+
+if __name__ == "__main__":
+    main()
