@@ -1,0 +1,101 @@
+/* test_gemv.c - the public pg_gemv and pg_measure_copy_gbps from C: the
+ * threaded split (results must not depend on the thread count: each thread
+ * owns whole columns, so the sums are the same), the K = 0 and N = 0 edges,
+ * and every argument error.  The kernels themselves are proven against the
+ * C reference by checkasm (check_gemv.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "peregrine.h"
+
+static int failures;
+#define EXPECT(cond, ...)                                   \
+    do {                                                    \
+        if (!(cond)) {                                      \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);     \
+            printf(__VA_ARGS__);                            \
+            printf("\n");                                   \
+            failures++;                                     \
+        }                                                   \
+    } while (0)
+
+static float frand(unsigned *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (float)(*s >> 8) / 8388608.0f - 1.0f;
+}
+
+static int c_variant(void)
+{
+    int op = pg_op_find("gemv");
+    return pg_variant_count(op) - 1;
+}
+
+static void check_shape(size_t N, size_t K, size_t ldb, int with_bias)
+{
+    unsigned seed = (unsigned)(N * 131 + K);
+    float *x = malloc((K + 1) * sizeof(float)), *B = malloc((K * ldb + 1) * sizeof(float));
+    float *bias = malloc(N * sizeof(float));
+    float *y1 = malloc(N * sizeof(float)), *y2 = malloc(N * sizeof(float));
+    float *yc = malloc(N * sizeof(float));
+    for (size_t k = 0; k < K; k++)
+        x[k] = frand(&seed);
+    for (size_t i = 0; i < K * ldb; i++)
+        B[i] = frand(&seed);
+    for (size_t j = 0; j < N; j++)
+        bias[j] = frand(&seed);
+    const float *bp = with_bias ? bias : NULL;
+
+    pg_set_num_threads(1);
+    EXPECT(pg_gemv(-1, N, K, x, B, ldb, bp, y1) == PG_OK, "1 thread: %s", pg_last_error());
+    pg_set_num_threads(2);
+    EXPECT(pg_gemv(-1, N, K, x, B, ldb, bp, y2) == PG_OK, "2 threads: %s", pg_last_error());
+    EXPECT(pg_gemv(c_variant(), N, K, x, B, ldb, bp, yc) == PG_OK, "C: %s", pg_last_error());
+    pg_set_num_threads(0);
+    EXPECT(!memcmp(y1, y2, N * sizeof(float)), "N=%zu K=%zu: 1 and 2 threads differ", N, K);
+    for (size_t j = 0; j < N; j++) {
+        double s = bp ? fabs(bp[j]) : 0.0;
+        for (size_t k = 0; k < K; k++)
+            s += fabs((double)x[k] * B[k * ldb + j]);
+        double tol = 2.0 * 1.1920929e-7 * (1.0 + sqrt((double)K)) * s + 1e-30;
+        if (!(fabs((double)y2[j] - yc[j]) <= tol)) {
+            EXPECT(0, "N=%zu K=%zu y[%zu] = %g, C reference %g", N, K, j, y2[j], yc[j]);
+            break;
+        }
+    }
+    free(x), free(B), free(bias), free(y1), free(y2), free(yc);
+}
+
+int main(void)
+{
+    /* Big enough to be split across threads, with ragged slices. */
+    check_shape(1000, 300, 1000, 1);
+    check_shape(1001, 259, 1013, 0);
+    check_shape(70, 5000, 70, 1);
+    check_shape(17, 3, 17, 1);
+
+    float x[4] = { 1, 2, 3, 4 }, B[8] = { 0 }, bias[2] = { 5, -6 }, y[2] = { 9, 9 };
+    EXPECT(pg_gemv(-1, 2, 0, NULL, NULL, 2, bias, y) == PG_OK && y[0] == 5 && y[1] == -6,
+           "K = 0 gives y = bias");
+    EXPECT(pg_gemv(-1, 2, 0, NULL, NULL, 2, NULL, y) == PG_OK && y[0] == 0 && y[1] == 0,
+           "K = 0 without bias gives 0");
+    EXPECT(pg_gemv(-1, 0, 4, x, B, 0, NULL, NULL) == PG_OK, "N = 0 is a no-op");
+    EXPECT(pg_gemv(-1, 2, 4, x, B, 2, NULL, NULL) == PG_ERR_INVALID_ARG, "NULL y");
+    EXPECT(pg_gemv(-1, 2, 4, NULL, B, 2, NULL, y) == PG_ERR_INVALID_ARG, "NULL x");
+    EXPECT(pg_gemv(-1, 2, 4, x, NULL, 2, NULL, y) == PG_ERR_INVALID_ARG, "NULL B");
+    EXPECT(pg_gemv(-1, 2, 4, x, B, 1, NULL, y) == PG_ERR_SHAPE, "ldb < N");
+    EXPECT(strstr(pg_last_error(), "ldb") != NULL, "message names ldb: %s", pg_last_error());
+    EXPECT(pg_gemv(-1, 2, (size_t)1 << 62, x, B, 2, NULL, y) == PG_ERR_SHAPE, "B too large");
+    EXPECT(pg_gemv(99, 2, 4, x, B, 2, NULL, y) == PG_ERR_INVALID_ARG, "bad variant");
+
+    EXPECT(pg_measure_copy_gbps(100, 1) < 0, "copy of 100 bytes is refused");
+    EXPECT(pg_measure_copy_gbps(1 << 20, 0) < 0, "0 threads is refused");
+    double gbps = pg_measure_copy_gbps(1 << 20, 2);
+    EXPECT(gbps > 0, "copy bandwidth %g: %s", gbps, pg_last_error());
+    printf("copy of 1 MiB on 2 threads: %.1f GB/s\n", gbps);
+
+    printf("%s\n", failures ? "gemv test FAILED" : "gemv test ok");
+    return failures ? 1 : 0;
+}
