@@ -5,12 +5,30 @@
 #include "gemv/gemv.h"
 #include "vmul/vmul.h"
 #include "sgemm/sgemm.h"
+#include "vexp/vexp.h"
+#include "sigmoid/sigmoid.h"
+#include "silu/silu.h"
+#include "tanh/tanh.h"
+#include "gelu_erf/gelu_erf.h"
+#include "gelu_tanh/gelu_tanh.h"
+#include "softmax/softmax.h"
+#include "layernorm/layernorm.h"
+#include "rmsnorm/rmsnorm.h"
 
 static const pg_op *const all_ops[] = {
     &pg_op_vadd,
     &pg_op_gemv,
     &pg_op_vmul,
     &pg_op_sgemm,
+    &pg_op_vexp,
+    &pg_op_sigmoid,
+    &pg_op_silu,
+    &pg_op_tanh,
+    &pg_op_gelu_erf,
+    &pg_op_gelu_tanh,
+    &pg_op_softmax,
+    &pg_op_layernorm,
+    &pg_op_rmsnorm,
 };
 
 const pg_op *const *pg_ops_all(int *count)

@@ -11,7 +11,9 @@
  * GELU (the C reference, 0.5f x (1 + erff(..)), has the same property).
  *
  * Accuracy of f32_gelu_erf_avx2_fma3 against the formula in double:
- * MEASURED_GELU_ERF. */
+ * max error 1.5 ulp for x >= 0
+ * (measured 1.14 ulp) and 2^-24 |x| absolute for x < 0 (measured
+ * 0.82 * 2^-24 |x|; the C reference: 1.6 ulp and 0.81 * 2^-24 |x|). */
 #ifndef PG_KERNELS_GELU_ERF_H
 #define PG_KERNELS_GELU_ERF_H
 

