@@ -1,0 +1,138 @@
+/* gemm.c - the matrix-product driver of the executors (see gemm.h). */
+#include <math.h>
+#include <string.h>
+
+#include "../kernels/sgemm/sgemm.h"
+#include "../kernels/unary_fn.h"
+#include "gemm.h"
+
+static size_t sgemm_nr(void)
+{
+    const pg_sgemm_params *p = pg_op_select(&pg_op_sgemm)->params;
+    return p ? (size_t)p->nr : 0;
+}
+
+size_t pg_gemm_scratch_bytes(size_t K, size_t N)
+{
+    size_t nr = sgemm_nr();
+    if (!nr)
+        return 0;
+    return ((N + nr - 1) / nr) * nr * K * sizeof(float) + 64;
+}
+
+/* An elementwise kernel by registry name, NULL if that op is not built. */
+static pg_f32_unary_fn unary_by_name(const char *name)
+{
+    const pg_op *op = pg_op_by_name(name);
+    return op ? (pg_f32_unary_fn)pg_op_select(op)->fn : NULL;
+}
+
+void pg_apply_act(pg_act_kind act, float *y, size_t n)
+{
+    const char *kname = act == PG_ACTK_GELU ? "gelu_erf" : act == PG_ACTK_GELU_TANH ? "gelu_tanh"
+                      : act == PG_ACTK_SIGMOID ? "sigmoid" : act == PG_ACTK_TANH ? "tanh"
+                      : act == PG_ACTK_SILU ? "silu" : NULL;
+    pg_f32_unary_fn fn = kname ? unary_by_name(kname) : NULL;
+    if (fn) {
+        fn(n, y, y);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float x = y[i];
+        switch (act) {
+        case PG_ACTK_RELU: y[i] = x > 0 ? x : 0.0f; break;
+        case PG_ACTK_GELU: y[i] = 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); break;
+        case PG_ACTK_GELU_TANH:
+            y[i] = 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+            break;
+        case PG_ACTK_SIGMOID: y[i] = 1.0f / (1.0f + expf(-x)); break;
+        case PG_ACTK_TANH: y[i] = tanhf(x); break;
+        case PG_ACTK_SILU: y[i] = x / (1.0f + expf(-x)); break;
+        default: break;
+        }
+    }
+}
+
+static float b_at(const pg_gemm_b *B, size_t K, size_t kk, size_t j)
+{
+    if (B->packed) {
+        size_t p = j / B->nr;
+        return B->data[p * K * B->nr + kk * B->nr + j % B->nr];
+    }
+    return B->trans ? B->data[j * B->ldb + kk] : B->data[kk * B->ldb + j];
+}
+
+/* Plain loops: row i of C accumulates alpha*A[i,k] * B[k,:]. */
+static void gemm_loop(size_t M, size_t N, size_t K, const float *A, size_t lda,
+                      const pg_gemm_b *B, size_t col0, float *C, size_t ldc)
+{
+    for (size_t i = 0; i < M; i++) {
+        float *c = C + i * ldc;
+        const float *a = A + i * lda;
+        if (B->trans) {
+            for (size_t j = 0; j < N; j++) {
+                const float *b = B->data + (col0 + j) * B->ldb;
+                float s = 0;
+                for (size_t kk = 0; kk < K; kk++)
+                    s += a[kk] * b[kk];
+                c[j] = s;
+            }
+            continue;
+        }
+        for (size_t j = 0; j < N; j++)
+            c[j] = 0;
+        for (size_t kk = 0; kk < K; kk++) {
+            float av = a[kk];
+            if (B->packed) {
+                for (size_t j = 0; j < N; j++)
+                    c[j] += av * b_at(B, K, kk, col0 + j);
+            } else {
+                const float *b = B->data + kk * B->ldb + col0;
+                for (size_t j = 0; j < N; j++)
+                    c[j] += av * b[j];
+            }
+        }
+    }
+}
+
+void pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, size_t lda,
+               const pg_gemm_b *B, size_t col0, float *C, size_t ldc,
+               const float *bias, pg_act_kind act, float alpha)
+{
+    if (M == 0 || N == 0)
+        return;
+    const pg_variant *v = pg_op_select(&pg_op_sgemm);
+    const pg_sgemm_params *prm = v->params;
+    size_t nr = prm ? (size_t)prm->nr : 0;
+    int threads = k->node ? 0 : 1;
+    int done = 0;
+    if (alpha == 1.0f && nr) {
+        pg_packed_b pb = { v, K, N, nr, (N + nr - 1) / nr, NULL };
+        if (B->packed && B->nr == nr && col0 % nr == 0) {
+            pb.data = (float *)B->data + (col0 / nr) * K * nr;
+        } else if (!B->packed && !B->trans && k->scratch &&
+                   k->scratch_bytes >= pg_gemm_scratch_bytes(K, N)) {
+            pg_sgemm_pack_panels(K, N, B->data + col0, B->ldb, nr, k->scratch);
+            pb.data = k->scratch;
+        }
+        if (pb.data) {
+            int kact = act == PG_ACTK_RELU ? PG_ACT_RELU : act == PG_ACTK_GELU ? PG_ACT_GELU : PG_ACT_NONE;
+            done = pg_sgemm_packed(M, A, lda, &pb, bias, kact, C, ldc, threads) == PG_OK;
+            if (done && (kact != PG_ACT_NONE || act == PG_ACTK_NONE))
+                return;
+        }
+    }
+    if (!done) {
+        gemm_loop(M, N, K, A, lda, B, col0, C, ldc);
+        for (size_t i = 0; i < M; i++) {
+            float *c = C + i * ldc;
+            if (alpha != 1.0f)
+                for (size_t j = 0; j < N; j++) c[j] *= alpha;
+            if (bias)
+                for (size_t j = 0; j < N; j++) c[j] += bias[j];
+        }
+    }
+    if (act != PG_ACTK_NONE)
+        for (size_t i = 0; i < M; i++)
+            pg_apply_act(act, C + i * ldc, N);
+}

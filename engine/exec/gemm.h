@@ -1,0 +1,39 @@
+/* gemm.h - the one matrix-product entry point of the executors:
+ *   C[M,N] = act(alpha * A . B[:, col0:col0+N] + bias)
+ * B is row-major (ldb), transposed (B^T stored, ldb its row length) or a
+ * constant pre-packed into the SGEMM kernel's NR-wide panels.  fp32 products
+ * that the packed SGEMM kernel can take (alpha 1) go through it - packing B
+ * into the step's scratch when it was not pre-packed; the rest is a plain
+ * C loop. */
+#ifndef PG_EXEC_GEMM_H
+#define PG_EXEC_GEMM_H
+
+#include <stddef.h>
+
+#include "ops.h"
+
+typedef enum pg_act_kind {
+    PG_ACTK_NONE = 0, PG_ACTK_RELU, PG_ACTK_GELU, PG_ACTK_GELU_TANH,
+    PG_ACTK_SIGMOID, PG_ACTK_TANH, PG_ACTK_SILU, PG_ACTK_INVALID
+} pg_act_kind;
+
+pg_act_kind pg_act_from_name(const char *s);
+
+typedef struct pg_gemm_b {
+    const float *data;
+    size_t ldb;      /* row length of the stored matrix (unpacked) */
+    int trans;       /* stored as B^T [N_total, K] */
+    int packed;      /* NR-wide panels of the whole [K, N_total] */
+    size_t nr;
+} pg_gemm_b;
+
+void pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, size_t lda,
+               const pg_gemm_b *B, size_t col0, float *C, size_t ldc,
+               const float *bias, pg_act_kind act, float alpha);
+/* Scratch pg_gemm2d may use to pack a K x N (unpacked) B. */
+size_t pg_gemm_scratch_bytes(size_t K, size_t N);
+/* Applies an activation to n floats in place (the ones the SGEMM epilogue
+ * does not have). */
+void pg_apply_act(pg_act_kind act, float *y, size_t n);
+
+#endif

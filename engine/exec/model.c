@@ -1,0 +1,405 @@
+/* model.c - pg_compile, pg_model_run and the model accessors.
+ *
+ * Compile: copy the graph, verify, infer shapes, run the passes for the
+ * level, infer and verify again, plan memory, then resolve every step (its
+ * executor, descriptors, scratch, output pointers) and allocate the arena
+ * once.  Run: check and bind the feeds, point each step's inputs at their
+ * homes, call the steps in order.  A run allocates nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/alloc.h"
+#include "../core/error.h"
+#include "model.h"
+
+#if defined(__has_include)
+#if __has_include("../passes/passes.h")
+#include "../passes/passes.h"
+#define PG_HAVE_PASSES 1
+#endif
+#endif
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static char *tensor_list_text(const pg_graph *g, const int *ids, int n)
+{
+    char buf[2048];
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && o < sizeof buf - 64; i++) {
+        const pg_tensor *t = ids[i] >= 0 ? g->tensors[ids[i]] : NULL;
+        if (!t) {
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s-", i ? ", " : "");
+            continue;
+        }
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s:%s[", i ? ", " : "", t->name,
+                              pg_dtype_name(t->dtype));
+        for (int d = 0; d < t->rank && o < sizeof buf - 32; d++)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "]%s", t->layout == PG_LAYOUT_PACKED ? "packed" : "");
+    }
+    return pg_strdup(buf);
+}
+
+/* Where a tensor's bytes are this run. */
+static void *home(const pg_model *m, int tid)
+{
+    const pg_plan_tensor *pt = &m->plan.t[tid];
+    if (pt->buf < 0)
+        return NULL;
+    const pg_plan_buf *b = &m->plan.bufs[pt->buf];
+    const pg_tensor *root = b->root >= 0 ? m->g->tensors[b->root] : NULL;
+    switch (b->kind) {
+    case PG_PLAN_WEIGHT:
+        return (char *)root->data + pt->sub;
+    case PG_PLAN_INPUT:
+        for (int i = 0; i < m->g->n_inputs; i++)
+            if (m->g->inputs[i] == b->root)
+                return (char *)m->feeds[i] + pt->sub;
+        return NULL;
+    default:
+        return (char *)m->arena + b->offset + pt->sub;
+    }
+}
+
+static void free_steps(pg_model *m)
+{
+    for (int s = 0; s < m->n_steps; s++) {
+        pg_step *st = &m->steps[s];
+        pg_free(st->in);
+        pg_free(st->x);
+        pg_free(st->out);
+        pg_free(st->y);
+        pg_free(st->in_text);
+        pg_free(st->out_text);
+        pg_free(st->detail);
+    }
+    pg_free(m->steps);
+}
+
+void pg_model_free(pg_model *m)
+{
+    if (!m)
+        return;
+    free_steps(m);
+    if (m->out_copy)
+        for (int i = 0; i < m->g->n_outputs; i++)
+            pg_free(m->out_copy[i]);
+    pg_free(m->out_copy);
+    pg_free(m->feeds);
+    pg_free(m->arena);
+    free(m->text);
+    pg_plan_free(&m->plan);
+    pg_ir_free(m->g);
+    pg_free(m);
+}
+
+/* ---- compile -------------------------------------------------------------- */
+
+static pg_status build_steps(pg_model *m)
+{
+    pg_graph *g = m->g;
+    m->n_steps = m->plan.n_steps;
+    m->steps = pg_calloc((size_t)(m->n_steps + 1), sizeof(pg_step));
+    if (!m->steps)
+        return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
+    for (int s = 0; s < m->n_steps; s++) {
+        pg_step *st = &m->steps[s];
+        const pg_node *n = g->nodes[m->plan.order[s]];
+        st->node = n;
+        st->fn = pg_exec_lookup(n->op);
+        if (!st->fn)
+            return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no executor for op '%s'", n->name, n->op_type);
+        st->n_in = n->n_inputs;
+        st->n_out = n->n_outputs;
+        st->in = pg_calloc((size_t)(n->n_inputs + 1), sizeof(void *));
+        st->x = pg_calloc((size_t)(n->n_inputs + 1), sizeof(void *));
+        st->out = pg_calloc((size_t)n->n_outputs, sizeof(void *));
+        st->y = pg_calloc((size_t)n->n_outputs, sizeof(void *));
+        st->in_text = tensor_list_text(g, n->inputs, n->n_inputs);
+        st->out_text = tensor_list_text(g, n->outputs, n->n_outputs);
+        if (!st->in || !st->x || !st->out || !st->y || !st->in_text || !st->out_text)
+            return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
+        for (int i = 0; i < n->n_inputs; i++)
+            st->in[i] = n->inputs[i] >= 0 ? g->tensors[n->inputs[i]] : NULL;
+        for (int o = 0; o < n->n_outputs; o++) {
+            st->out[o] = g->tensors[n->outputs[o]];
+            st->y[o] = home(m, n->outputs[o]);
+        }
+        int sb = m->plan.scratch_buf[s];
+        if (sb >= 0) {
+            st->scratch = (char *)m->arena + m->plan.bufs[sb].offset;
+            st->scratch_bytes = m->plan.bufs[sb].bytes;
+        }
+        const pg_attr *a = pg_ir_attr(n, "value");
+        if (a && a->type == PG_ATTR_TENSOR && a->tensor >= 0 && a->tensor < g->n_tensors &&
+            g->tensors[a->tensor])
+            st->state = g->tensors[a->tensor]->data;
+        char d[160] = "";
+        if (n->op == PG_OP_FUSED_MATMUL || n->op == PG_OP_QKV_MATMUL)
+            snprintf(d, sizeof d, "activation=%s%s", pg_ir_attr_string(n, "activation", "none"),
+                     g->tensors[n->inputs[1]]->layout == PG_LAYOUT_PACKED ? " packed-B" : "");
+        st->detail = pg_strdup(d);
+    }
+    return PG_OK;
+}
+
+static int is_output_alias_outside_arena(const pg_model *m, int tid)
+{
+    const pg_plan_tensor *pt = &m->plan.t[tid];
+    return pt->buf < 0 || m->plan.bufs[pt->buf].kind != PG_PLAN_ARENA;
+}
+
+pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_model **out)
+{
+    pg_clear_error();
+    if (!src || !out)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_compile: NULL graph or output");
+    *out = NULL;
+    pg_compile_options o = { 3, NULL, 0, NULL };
+    if (opts)
+        o = *opts;
+    if (o.level < 0 || o.level > 3)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_compile: level %d is not 0..3", o.level);
+    pg_model *m = pg_calloc(1, sizeof *m);
+    if (!m)
+        return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
+    m->level = o.level;
+    m->threads = o.threads;
+    pg_status st;
+    if (!(m->g = pg_ir_clone(src))) {
+        st = pg_last_status();
+        goto fail;
+    }
+    if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
+        goto fail;
+#ifdef PG_HAVE_PASSES
+    if (o.level > 0) {
+        if ((st = pg_passes_run(m->g, o.level, o.disabled, NULL)))
+            goto fail;
+        if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
+            goto fail;
+    }
+#endif
+    if ((st = pg_plan_build(m->g, o.planner, &m->plan)))
+        goto fail;
+    m->arena = pg_malloc(m->plan.arena_bytes ? m->plan.arena_bytes : 64);
+    m->feeds = pg_calloc((size_t)(m->g->n_inputs + 1), sizeof(void *));
+    m->out_copy = pg_calloc((size_t)(m->g->n_outputs + 1), sizeof(void *));
+    if (!m->arena || !m->feeds || !m->out_copy) {
+        st = pg_fail(PG_ERR_NOMEM, "out of memory for a %llu-byte arena",
+                     (unsigned long long)m->plan.arena_bytes);
+        goto fail;
+    }
+    for (int i = 0; i < m->g->n_outputs; i++) {
+        int tid = m->g->outputs[i];
+        if (is_output_alias_outside_arena(m, tid)) {
+            const pg_tensor *t = m->g->tensors[tid];
+            m->out_copy[i] = pg_malloc((size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype) + 1);
+            if (!m->out_copy[i]) {
+                st = pg_fail(PG_ERR_NOMEM, "out of memory");
+                goto fail;
+            }
+        }
+    }
+    if ((st = build_steps(m)))
+        goto fail;
+    m->text = pg_ir_to_text(m->g);
+    *out = m;
+    return PG_OK;
+fail:
+    pg_model_free(m);
+    return st;
+}
+
+/* ---- run ------------------------------------------------------------------ */
+
+pg_status pg_model_run(pg_model *m, int n_feeds, const char *const *names,
+                       const void *const *data, const int *ranks, const int64_t *const *shapes)
+{
+    pg_clear_error();
+    if (!m || (n_feeds && (!names || !data || !ranks || !shapes)))
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_model_run: NULL argument");
+    pg_graph *g = m->g;
+    for (int i = 0; i < g->n_inputs; i++)
+        m->feeds[i] = NULL;
+    for (int f = 0; f < n_feeds; f++) {
+        int found = -1;
+        for (int i = 0; i < g->n_inputs; i++)
+            if (names[f] && !strcmp(g->tensors[g->inputs[i]]->name, names[f]))
+                found = i;
+        if (found < 0)
+            return pg_fail(PG_ERR_INVALID_ARG, "feed '%s' is not an input of the model",
+                           names[f] ? names[f] : "(null)");
+        const pg_tensor *t = g->tensors[g->inputs[found]];
+        int ok = ranks[f] == t->rank;
+        for (int d = 0; ok && d < t->rank; d++)
+            ok = shapes[f][d] == t->shape[d];
+        if (!ok) {
+            char want[160], got[160];
+            size_t a = 0, b = 0;
+            want[0] = got[0] = 0;
+            for (int d = 0; d < t->rank && a < sizeof want - 24; d++)
+                a += (size_t)snprintf(want + a, sizeof want - a, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+            for (int d = 0; d < ranks[f] && d < 8 && b < sizeof got - 24; d++)
+                b += (size_t)snprintf(got + b, sizeof got - b, "%s%lld", d ? "," : "", (long long)shapes[f][d]);
+            return pg_fail(PG_ERR_SHAPE, "feed '%s' has shape [%s]; the model was compiled for [%s]",
+                           names[f], got, want);
+        }
+        if (!data[f] && pg_tensor_numel(t) > 0)
+            return pg_fail(PG_ERR_INVALID_ARG, "feed '%s' has no data", names[f]);
+        m->feeds[found] = data[f];
+    }
+    for (int i = 0; i < g->n_inputs; i++)
+        if (!m->feeds[i])
+            return pg_fail(PG_ERR_INVALID_ARG, "input '%s' is not fed", g->tensors[g->inputs[i]]->name);
+    for (int s = 0; s < m->n_steps; s++) {
+        pg_step *st = &m->steps[s];
+        for (int i = 0; i < st->n_in; i++)
+            st->x[i] = st->node->inputs[i] >= 0 ? home(m, st->node->inputs[i]) : NULL;
+        pg_kctx k = { .node = st->node, .n_in = st->n_in, .n_out = st->n_out, .in = st->in,
+                      .x = st->x, .out = st->out, .y = st->y, .scratch = st->scratch,
+                      .scratch_bytes = st->scratch_bytes, .state = st->state };
+        pg_status rc = st->fn(&k);
+        if (rc)
+            return rc;
+    }
+    for (int i = 0; i < g->n_outputs; i++)
+        if (m->out_copy[i]) {
+            const pg_tensor *t = g->tensors[g->outputs[i]];
+            memcpy(m->out_copy[i], home(m, t->id), (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype));
+        }
+    return PG_OK;
+}
+
+/* ---- accessors ------------------------------------------------------------ */
+
+static void fill_info(const pg_tensor *t, const char *name, void *data, pg_tensor_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = name;
+    out->dtype = t->dtype;
+    out->rank = t->rank;
+    for (int d = 0; d < t->rank && d < 8; d++)
+        out->dims[d] = t->shape[d];
+    out->data = data;
+    out->nbytes = (uint64_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype);
+}
+
+int pg_model_input_count(const pg_model *m) { return m ? m->g->n_inputs : 0; }
+int pg_model_output_count(const pg_model *m) { return m ? m->g->n_outputs : 0; }
+
+pg_status pg_model_input_info(const pg_model *m, int i, pg_tensor_info *out)
+{
+    if (!m || !out || i < 0 || i >= m->g->n_inputs)
+        return pg_fail(PG_ERR_INVALID_ARG, "no model input %d", i);
+    const pg_tensor *t = m->g->tensors[m->g->inputs[i]];
+    fill_info(t, t->name, NULL, out);
+    return PG_OK;
+}
+
+pg_status pg_model_output_info(const pg_model *m, int i, pg_tensor_info *out)
+{
+    if (!m || !out || i < 0 || i >= m->g->n_outputs)
+        return pg_fail(PG_ERR_INVALID_ARG, "no model output %d", i);
+    int tid = m->g->outputs[i];
+    const pg_tensor *t = m->g->tensors[tid];
+    void *data = m->out_copy[i] ? m->out_copy[i] : (char *)m->arena + m->plan.bufs[m->plan.t[tid].buf].offset +
+                                                   m->plan.t[tid].sub;
+    fill_info(t, m->g->output_names[i], data, out);
+    return PG_OK;
+}
+
+pg_status pg_model_get_stats(const pg_model *m, pg_model_stats *out)
+{
+    if (!m || !out)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_model_get_stats: NULL argument");
+    memset(out, 0, sizeof *out);
+    out->arena_bytes = m->plan.arena_bytes;
+    out->naive_bytes = m->plan.naive_bytes;
+    out->lower_bound_bytes = m->plan.lower_bound_bytes;
+    out->weight_bytes = m->plan.weight_bytes;
+    out->steps = m->n_steps;
+    out->planned = pg_model_plan_count(m);
+    out->planner = m->plan.planner;
+    return PG_OK;
+}
+
+/* Plan rows: every tensor with a home except weights and feeds first ...
+ * rows are: activation tensors in step order, then scratch buffers. */
+static int plan_row_tensor(const pg_model *m, int i, int *scratch_step)
+{
+    int k = 0;
+    *scratch_step = -1;
+    for (int s = 0; s < m->n_steps; s++) {
+        const pg_node *n = m->steps[s].node;
+        for (int o = 0; o < n->n_outputs; o++)
+            if (k++ == i)
+                return n->outputs[o];
+        if (m->plan.scratch_buf[s] >= 0 && k++ == i) {
+            *scratch_step = s;
+            return -1;
+        }
+    }
+    return -2;
+}
+
+int pg_model_plan_count(const pg_model *m)
+{
+    if (!m)
+        return 0;
+    int k = 0;
+    for (int s = 0; s < m->n_steps; s++)
+        k += m->steps[s].node->n_outputs + (m->plan.scratch_buf[s] >= 0);
+    return k;
+}
+
+pg_status pg_model_plan_row(const pg_model *m, int i, pg_plan_row *out)
+{
+    if (!m || !out)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_model_plan_row: NULL argument");
+    int ss;
+    int tid = plan_row_tensor(m, i, &ss);
+    if (tid == -2)
+        return pg_fail(PG_ERR_INVALID_ARG, "no plan row %d", i);
+    memset(out, 0, sizeof *out);
+    if (tid < 0) {
+        const pg_plan_buf *b = &m->plan.bufs[m->plan.scratch_buf[ss]];
+        out->tensor = b->label;   /* the node's name; kind ARENA, alias "scratch" */
+        out->bytes = b->bytes;
+        out->offset = b->offset;
+        out->first = out->last = ss;
+        out->kind = PG_PLAN_ARENA;
+        out->alias_of = "(scratch)";
+        return PG_OK;
+    }
+    const pg_plan_tensor *pt = &m->plan.t[tid];
+    const pg_plan_buf *b = &m->plan.bufs[pt->buf];
+    const pg_tensor *t = m->g->tensors[tid];
+    out->tensor = t->name;
+    out->bytes = (uint64_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype);
+    out->offset = b->kind == PG_PLAN_ARENA ? b->offset + (int64_t)pt->sub : -1;
+    out->first = pt->first;
+    out->last = pt->last;
+    out->kind = (pg_plan_kind)pt->kind;
+    out->alias_of = pt->alias_of >= 0 ? m->g->tensors[pt->alias_of]->name : NULL;
+    return PG_OK;
+}
+
+int pg_model_step_count(const pg_model *m) { return m ? m->n_steps : 0; }
+
+pg_status pg_model_step_info(const pg_model *m, int i, pg_step_info *out)
+{
+    if (!m || !out || i < 0 || i >= m->n_steps)
+        return pg_fail(PG_ERR_INVALID_ARG, "no step %d", i);
+    const pg_step *st = &m->steps[i];
+    out->node = st->node->name;
+    out->op_type = st->node->op_type;
+    out->inputs = st->in_text;
+    out->outputs = st->out_text;
+    out->detail = st->detail;
+    return PG_OK;
+}
+
+const char *pg_model_text(const pg_model *m) { return m && m->text ? m->text : ""; }

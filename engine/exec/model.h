@@ -1,0 +1,38 @@
+/* model.h - a compiled graph: the optimised IR, its memory plan, and the
+ * steps the executor runs (everything resolved at compile time, so a run
+ * only binds the feed pointers and calls one function per step). */
+#ifndef PG_EXEC_MODEL_H
+#define PG_EXEC_MODEL_H
+
+#include "../plan/planner.h"
+#include "ops.h"
+
+typedef struct pg_step {
+    const pg_node    *node;
+    pg_exec_fn        fn;
+    int               n_in, n_out;
+    const pg_tensor **in;
+    const void      **x;        /* rebound per run (feeds move) */
+    const pg_tensor **out;
+    void            **y;
+    void             *scratch;
+    size_t            scratch_bytes;
+    void             *state;
+    char             *in_text, *out_text, *detail;
+} pg_step;
+
+struct pg_model {
+    pg_graph  *g;               /* the compiled (optimised) graph, owned */
+    pg_plan    plan;
+    pg_step   *steps;
+    int        n_steps;
+    void      *arena;           /* activations, plan.arena_bytes */
+    const void **feeds;         /* per graph input: this run's feed */
+    void     **out_copy;        /* per graph output: own buffer when its tensor lives outside the arena */
+    char      *text;
+    char     **row_alias;       /* unused, reserved */
+    int        threads;
+    int        level;
+};
+
+#endif

@@ -1,0 +1,243 @@
+/* ops_data.c - data movement and shape ops: plain C loops, no kernels.
+ * Reshape/Flatten/Squeeze/Unsqueeze/Identity are views: the planner gives
+ * them their input's buffer and the copy below is then skipped. */
+#include <string.h>
+
+#include "../core/error.h"
+#include "ops.h"
+
+void pg_slice_range(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *s0, int64_t *cnt);
+
+static size_t nbytes_of(const pg_tensor *t)
+{
+    return (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype);
+}
+
+pg_status pg_exec_copy(pg_kctx *k)
+{
+    if (k->y[0] != k->x[0])
+        memmove(k->y[0], k->x[0], nbytes_of(k->out[0]));
+    return PG_OK;
+}
+
+pg_status pg_exec_transpose(pg_kctx *k)
+{
+    const pg_tensor *x = k->in[0], *y = k->out[0];
+    int r = x->rank, np = 0;
+    const int64_t *perm = pg_ir_attr_ints(k->node, "perm", &np);
+    size_t es = pg_dtype_size(x->dtype);
+    int64_t xs[PG_MAX_RANK], st[PG_MAX_RANK], s = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        xs[d] = s;
+        s *= x->shape[d];
+    }
+    for (int d = 0; d < r; d++)
+        st[d] = xs[perm ? perm[d] : r - 1 - d];   /* input stride of output dim d */
+    int64_t total = pg_tensor_numel(y), idx[PG_MAX_RANK] = { 0 };
+    const char *X = k->x[0];
+    char *Y = k->y[0];
+    if (r == 0 || total == 0) {
+        memcpy(Y, X, es * (size_t)total);
+        return PG_OK;
+    }
+    int64_t inner = y->shape[r - 1], is = st[r - 1];
+    for (int64_t o = 0; o < total; o += inner) {
+        int64_t off = 0;
+        for (int d = 0; d < r - 1; d++) off += idx[d] * st[d];
+        if (es == 4) {
+            const uint32_t *src = (const uint32_t *)X + off;
+            uint32_t *dst = (uint32_t *)Y + o;
+            for (int64_t j = 0; j < inner; j++) dst[j] = src[j * is];
+        } else {
+            for (int64_t j = 0; j < inner; j++)
+                memcpy(Y + (size_t)(o + j) * es, X + (size_t)(off + j * is) * es, es);
+        }
+        for (int d = r - 2; d >= 0; d--) {
+            if (++idx[d] < y->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return PG_OK;
+}
+
+/* outer x (chunk along axis x inner) blocks */
+static void axis_split(const pg_tensor *t, int a, int64_t *outer, int64_t *inner)
+{
+    *outer = 1;
+    *inner = 1;
+    for (int d = 0; d < a; d++) *outer *= t->shape[d];
+    for (int d = a + 1; d < t->rank; d++) *inner *= t->shape[d];
+}
+
+pg_status pg_exec_concat(pg_kctx *k)
+{
+    const pg_tensor *y = k->out[0];
+    int a = pg_norm_axis(pg_ir_attr_int(k->node, "axis", 0), y->rank);
+    size_t es = pg_dtype_size(y->dtype);
+    int64_t outer, inner;
+    axis_split(y, a, &outer, &inner);
+    char *Y = k->y[0];
+    size_t yrow = (size_t)(y->shape[a] * inner) * es, off = 0;
+    for (int i = 0; i < k->n_in; i++) {
+        size_t row = (size_t)(k->in[i]->shape[a] * inner) * es;
+        const char *X = k->x[i];
+        for (int64_t o = 0; o < outer; o++)
+            memcpy(Y + (size_t)o * yrow + off, X + (size_t)o * row, row);
+        off += row;
+    }
+    return PG_OK;
+}
+
+pg_status pg_exec_split(pg_kctx *k)
+{
+    const pg_tensor *x = k->in[0];
+    int a = pg_norm_axis(pg_ir_attr_int(k->node, "axis", 0), x->rank);
+    size_t es = pg_dtype_size(x->dtype);
+    int64_t outer, inner;
+    axis_split(x, a, &outer, &inner);
+    const char *X = k->x[0];
+    size_t xrow = (size_t)(x->shape[a] * inner) * es, off = 0;
+    for (int i = 0; i < k->n_out; i++) {
+        size_t row = (size_t)(k->out[i]->shape[a] * inner) * es;
+        char *Y = k->y[i];
+        for (int64_t o = 0; o < outer; o++)
+            memcpy(Y + (size_t)o * row, X + (size_t)o * xrow + off, row);
+        off += row;
+    }
+    return PG_OK;
+}
+
+static int64_t int_at(const pg_tensor *t, const void *p, int64_t i)
+{
+    return t->dtype == PG_DTYPE_INT64 ? ((const int64_t *)p)[i] : ((const int32_t *)p)[i];
+}
+
+pg_status pg_exec_slice(pg_kctx *k)
+{
+    const pg_tensor *x = k->in[0], *y = k->out[0];
+    int r = x->rank;
+    int64_t start[PG_MAX_RANK], step[PG_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+        start[d] = 0;
+        step[d] = 1;
+    }
+    int64_t n = pg_tensor_numel(k->in[1]);
+    for (int64_t i = 0; i < n; i++) {
+        int a = pg_norm_axis(k->n_in > 3 && k->x[3] ? int_at(k->in[3], k->x[3], i) : i, r);
+        int64_t st = k->n_in > 4 && k->x[4] ? int_at(k->in[4], k->x[4], i) : 1, s0, cnt;
+        pg_slice_range(x->shape[a], int_at(k->in[1], k->x[1], i), int_at(k->in[2], k->x[2], i), st, &s0, &cnt);
+        start[a] = s0;
+        step[a] = st;
+    }
+    size_t es = pg_dtype_size(x->dtype);
+    int64_t xs[PG_MAX_RANK], s = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        xs[d] = s;
+        s *= x->shape[d];
+    }
+    int64_t total = pg_tensor_numel(y), idx[PG_MAX_RANK] = { 0 };
+    const char *X = k->x[0];
+    char *Y = k->y[0];
+    for (int64_t o = 0; o < total; o++) {
+        int64_t off = 0;
+        for (int d = 0; d < r; d++) off += (start[d] + idx[d] * step[d]) * xs[d];
+        memcpy(Y + (size_t)o * es, X + (size_t)off * es, es);
+        for (int d = r - 1; d >= 0; d--) {
+            if (++idx[d] < y->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return PG_OK;
+}
+
+pg_status pg_exec_gather(pg_kctx *k)
+{
+    const pg_tensor *x = k->in[0], *ix = k->in[1];
+    int a = pg_norm_axis(pg_ir_attr_int(k->node, "axis", 0), x->rank);
+    int64_t outer, inner, n = pg_tensor_numel(ix), dim = x->shape[a];
+    axis_split(x, a, &outer, &inner);
+    size_t es = pg_dtype_size(x->dtype), chunk = (size_t)inner * es;
+    const char *X = k->x[0];
+    char *Y = k->y[0];
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < n; i++) {
+            int64_t j = int_at(ix, k->x[1], i);
+            if (j < 0)
+                j += dim;
+            if (j < 0 || j >= dim)
+                return pg_fail(PG_ERR_INVALID_ARG, "node '%s' (Gather): index %lld is out of range "
+                               "for a dim of %lld", k->node->name, (long long)int_at(ix, k->x[1], i),
+                               (long long)dim);
+            memcpy(Y + (size_t)(o * n + i) * chunk, X + (size_t)(o * dim + j) * chunk, chunk);
+        }
+    return PG_OK;
+}
+
+pg_status pg_exec_expand(pg_kctx *k)
+{
+    const pg_tensor *x = k->in[0], *y = k->out[0];
+    int64_t st[PG_MAX_RANK], idx[PG_MAX_RANK] = { 0 }, total = pg_tensor_numel(y);
+    pg_broadcast_strides(x->rank, x->shape, y->rank, y->shape, st);
+    size_t es = pg_dtype_size(x->dtype);
+    const char *X = k->x[0];
+    char *Y = k->y[0];
+    for (int64_t o = 0; o < total; o++) {
+        int64_t off = 0;
+        for (int d = 0; d < y->rank; d++) off += idx[d] * st[d];
+        memcpy(Y + (size_t)o * es, X + (size_t)off * es, es);
+        for (int d = y->rank - 1; d >= 0; d--) {
+            if (++idx[d] < y->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return PG_OK;
+}
+
+pg_status pg_exec_shape(pg_kctx *k)
+{
+    const pg_tensor *x = k->in[0];
+    int r = x->rank;
+    int64_t s = pg_ir_attr_int(k->node, "start", 0);
+    if (s < 0) s += r;
+    if (s < 0) s = 0;
+    int64_t *Y = k->y[0], n = pg_tensor_numel(k->out[0]);
+    for (int64_t i = 0; i < n; i++)
+        Y[i] = x->shape[s + i];
+    return PG_OK;
+}
+
+/* Constant's value: the tensor attribute's data, or value_float/int/s. */
+pg_status pg_exec_constant(pg_kctx *k)
+{
+    const pg_node *n = k->node;
+    const pg_attr *a = pg_ir_attr(n, "value");
+    void *Y = k->y[0];
+    if (a && a->type == PG_ATTR_TENSOR) {
+        /* the attribute tensor's data is bound as the step's state */
+        if (!k->state)
+            return pg_fail(PG_ERR_INTERNAL, "node '%s': Constant value not bound", n->name);
+        memcpy(Y, k->state, nbytes_of(k->out[0]));
+    } else if ((a = pg_ir_attr(n, "value_float"))) {
+        *(float *)Y = a->f;
+    } else if ((a = pg_ir_attr(n, "value_int"))) {
+        *(int64_t *)Y = a->i;
+    } else if ((a = pg_ir_attr(n, "value_floats"))) {
+        memcpy(Y, a->floats, sizeof(float) * (size_t)a->n);
+    } else if ((a = pg_ir_attr(n, "value_ints"))) {
+        memcpy(Y, a->ints, sizeof(int64_t) * (size_t)a->n);
+    }
+    return PG_OK;
+}
+
+pg_status pg_exec_constant_of_shape(pg_kctx *k)
+{
+    size_t es = pg_dtype_size(k->out[0]->dtype);
+    int64_t n = pg_tensor_numel(k->out[0]);
+    char v[8] = { 0 };
+    if (k->state)
+        memcpy(v, k->state, es);
+    char *Y = k->y[0];
+    for (int64_t i = 0; i < n; i++)
+        memcpy(Y + (size_t)i * es, v, es);
+    return PG_OK;
+}

@@ -1,0 +1,165 @@
+/* ops_matmul.c - MatMul (numpy batch broadcasting), Gemm, FusedMatMul
+ * (bias + activation epilogue, B possibly pre-packed) and QKVMatMul (one
+ * weight, three contiguous outputs).
+ *
+ * All of them reduce to one call shape, gemm2d(): C[M,N] = act(alpha A.B +
+ * bias) with A row-major (lda), B row-major / transposed / packed in
+ * NR-wide panels, C row-major (ldc).  gemm.c holds that driver. */
+#include <string.h>
+
+#include "../core/alloc.h"
+#include "../core/error.h"
+#include "gemm.h"
+#include "ops.h"
+
+pg_act_kind pg_act_from_name(const char *s)
+{
+    if (!s || !strcmp(s, "none") || !*s) return PG_ACTK_NONE;
+    if (!strcmp(s, "relu")) return PG_ACTK_RELU;
+    if (!strcmp(s, "gelu")) return PG_ACTK_GELU;
+    if (!strcmp(s, "gelu_tanh")) return PG_ACTK_GELU_TANH;
+    if (!strcmp(s, "sigmoid")) return PG_ACTK_SIGMOID;
+    if (!strcmp(s, "tanh")) return PG_ACTK_TANH;
+    if (!strcmp(s, "silu")) return PG_ACTK_SILU;
+    return PG_ACTK_INVALID;
+}
+
+static void b_desc(pg_gemm_b *bd, const pg_tensor *b, const void *data, int trans)
+{
+    memset(bd, 0, sizeof *bd);
+    bd->data = data;
+    bd->trans = trans;
+    if (b->layout == PG_LAYOUT_PACKED) {
+        bd->packed = 1;
+        bd->nr = (size_t)b->pack_nr;
+    }
+}
+
+/* MatMul / FusedMatMul / QKVMatMul with batch broadcasting of A and B. */
+static pg_status matmul_nd(pg_kctx *k, const float *bias, pg_act_kind act, float alpha)
+{
+    const pg_tensor *a = k->in[0], *b = k->in[1];
+    int ar = a->rank, br = b->rank;
+    int64_t K = a->shape[ar - 1];
+    int64_t M = ar >= 2 ? a->shape[ar - 2] : 1;
+    int64_t N = br >= 2 ? b->shape[br - 1] : 1;
+    /* batch shape = the output's leading dims (all but its matrix dims) */
+    const pg_tensor *y = k->out[0];
+    int mat = (ar >= 2) + (br >= 2);
+    int brank = y->rank - mat;
+    int64_t bshape[PG_MAX_RANK], sa[PG_MAX_RANK], sb[PG_MAX_RANK], nbatch = 1;
+    for (int d = 0; d < brank; d++) {
+        bshape[d] = y->shape[d];
+        nbatch *= bshape[d];
+    }
+    /* element strides of each batch dim for A and B (0 if broadcast) */
+    int64_t ast = M * K, bst = K * N;
+    for (int d = brank - 1; d >= 0; d--) {
+        int da = d - (brank - (ar - 2)), db = d - (brank - (br - 2));
+        int64_t sa_d = (ar >= 2 && da >= 0) ? a->shape[da] : 1;
+        int64_t sb_d = (br >= 2 && db >= 0) ? b->shape[db] : 1;
+        sa[d] = sa_d == 1 ? 0 : ast;
+        sb[d] = sb_d == 1 ? 0 : bst;
+        ast *= sa_d;
+        bst *= sb_d;
+    }
+    pg_gemm_b bd;
+    b_desc(&bd, b, k->x[1], 0);
+    bd.ldb = (size_t)N;
+    const float *A = k->x[0], *B = k->x[1];
+    int64_t idx[PG_MAX_RANK] = { 0 };
+    int nout = k->node->op == PG_OP_QKV_MATMUL ? 3 : 1;
+    for (int64_t bi = 0; bi < nbatch; bi++) {
+        int64_t oa = 0, ob = 0;
+        for (int d = 0; d < brank; d++) {
+            oa += idx[d] * sa[d];
+            ob += idx[d] * sb[d];
+        }
+        if (!bd.packed)
+            bd.data = B + ob;
+        if (nout == 1) {
+            float *C = (float *)k->y[0] + bi * M * N;
+            pg_gemm2d(k, (size_t)M, (size_t)N, (size_t)K, A + oa, (size_t)K, &bd, 0,
+                      C, (size_t)N, bias, act, alpha);
+        } else {
+            /* QKV: columns [c0, c0+n) of W go to output o, contiguous */
+            size_t c0 = 0;
+            for (int o = 0; o < 3; o++) {
+                size_t n = (size_t)k->out[o]->shape[k->out[o]->rank - 1];
+                float *C = (float *)k->y[o] + bi * M * (int64_t)n;
+                pg_gemm2d(k, (size_t)M, n, (size_t)K, A + oa, (size_t)K, &bd, c0,
+                          C, n, bias ? bias + c0 : NULL, act, alpha);
+                c0 += n;
+            }
+        }
+        for (int d = brank - 1; d >= 0; d--) {
+            if (++idx[d] < bshape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return PG_OK;
+}
+
+static pg_status gemm_op(pg_kctx *k)
+{
+    const pg_node *n = k->node;
+    int ta = (int)pg_ir_attr_int(n, "transA", 0), tb = (int)pg_ir_attr_int(n, "transB", 0);
+    float alpha = pg_ir_attr_float(n, "alpha", 1.0f), beta = pg_ir_attr_float(n, "beta", 1.0f);
+    const pg_tensor *a = k->in[0], *b = k->in[1], *y = k->out[0];
+    size_t M = (size_t)y->shape[0], N = (size_t)y->shape[1], K = (size_t)a->shape[ta ? 0 : 1];
+    const float *A = k->x[0];
+    float *C = k->y[0];
+    const float *Ap = A;
+    size_t lda = K;
+    pg_kctx kk = *k;   /* with transA, B's packing scratch follows A's copy */
+    if (ta) {
+        /* transA is rare: transpose A into scratch */
+        float *t = k->scratch;
+        size_t used = pg_align_up(M * K * sizeof(float) + 64);
+        kk.scratch = (char *)k->scratch + used;
+        kk.scratch_bytes = k->scratch_bytes > used ? k->scratch_bytes - used : 0;
+        for (size_t i = 0; i < M; i++)
+            for (size_t kk = 0; kk < K; kk++)
+                t[i * K + kk] = A[kk * M + i];
+        Ap = t;
+    }
+    pg_gemm_b bd;
+    b_desc(&bd, b, k->x[1], tb);
+    bd.ldb = (size_t)b->shape[1];
+    /* C input: a bias row [N] goes to the epilogue; anything else is added after */
+    const float *bias = NULL;
+    const pg_tensor *ct = k->n_in > 2 ? k->in[2] : NULL;
+    int64_t cn = ct ? pg_tensor_numel(ct) : 0;
+    int row_bias = ct && beta == 1.0f && cn == (int64_t)N && (ct->rank == 1 || ct->shape[0] == 1);
+    if (row_bias)
+        bias = k->x[2];
+    pg_gemm2d(&kk, M, N, K, Ap, lda, &bd, 0, C, N, bias, PG_ACTK_NONE, alpha);
+    if (ct && !row_bias) {
+        int64_t st[2];
+        pg_broadcast_strides(ct->rank, ct->shape, 2, y->shape, st);
+        const float *Cv = k->x[2];
+        for (size_t i = 0; i < M; i++)
+            for (size_t j = 0; j < N; j++)
+                C[i * N + j] += beta * Cv[(int64_t)i * st[0] + (int64_t)j * st[1]];
+    }
+    return PG_OK;
+}
+
+pg_status pg_exec_matmul(pg_kctx *k)
+{
+    const pg_node *n = k->node;
+    switch (n->op) {
+    case PG_OP_GEMM:
+        return gemm_op(k);
+    case PG_OP_MATMUL:
+        return matmul_nd(k, NULL, PG_ACTK_NONE, 1.0f);
+    default: {
+        pg_act_kind act = pg_act_from_name(pg_ir_attr_string(n, "activation", "none"));
+        if (act == PG_ACTK_INVALID)
+            return pg_fail(PG_ERR_INVALID_ARG, "node '%s': unknown activation '%s'", n->name,
+                           pg_ir_attr_string(n, "activation", ""));
+        const float *bias = k->n_in > 2 ? k->x[2] : NULL;
+        return matmul_nd(k, bias, act, pg_ir_attr_float(n, "alpha", 1.0f));
+    }
+    }
+}

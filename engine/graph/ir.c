@@ -1,0 +1,754 @@
+/* ir.c - graph IR storage and the mutation helpers passes use (see ir.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/alloc.h"
+#include "../core/error.h"
+#include "ir.h"
+
+/* ---- dtypes and op names ------------------------------------------------- */
+
+size_t pg_dtype_size(pg_dtype dt)
+{
+    switch (dt) {
+    case PG_DTYPE_FLOAT32: case PG_DTYPE_INT32: return 4;
+    case PG_DTYPE_INT64: case PG_DTYPE_FLOAT64: return 8;
+    case PG_DTYPE_UINT8: case PG_DTYPE_INT8: case PG_DTYPE_BOOL: return 1;
+    default: return 0;
+    }
+}
+
+const char *pg_dtype_name(pg_dtype dt)
+{
+    switch (dt) {
+    case PG_DTYPE_FLOAT32: return "float32";
+    case PG_DTYPE_INT32: return "int32";
+    case PG_DTYPE_INT64: return "int64";
+    case PG_DTYPE_FLOAT64: return "float64";
+    case PG_DTYPE_UINT8: return "uint8";
+    case PG_DTYPE_INT8: return "int8";
+    case PG_DTYPE_BOOL: return "bool";
+    default: return "undefined";
+    }
+}
+
+static const struct { const char *name; pg_opcode op; } op_names[] = {
+    { "MatMul", PG_OP_MATMUL }, { "Gemm", PG_OP_GEMM },
+    { "Add", PG_OP_ADD }, { "Sub", PG_OP_SUB }, { "Mul", PG_OP_MUL },
+    { "Div", PG_OP_DIV }, { "Pow", PG_OP_POW }, { "Equal", PG_OP_EQUAL },
+    { "Less", PG_OP_LESS }, { "Greater", PG_OP_GREATER }, { "And", PG_OP_AND },
+    { "Or", PG_OP_OR }, { "Where", PG_OP_WHERE },
+    { "Sqrt", PG_OP_SQRT }, { "Reciprocal", PG_OP_RECIPROCAL }, { "Erf", PG_OP_ERF },
+    { "Tanh", PG_OP_TANH }, { "Relu", PG_OP_RELU }, { "Gelu", PG_OP_GELU },
+    { "Sigmoid", PG_OP_SIGMOID }, { "SiLU", PG_OP_SILU }, { "Neg", PG_OP_NEG },
+    { "Exp", PG_OP_EXP }, { "Log", PG_OP_LOG }, { "Abs", PG_OP_ABS },
+    { "Not", PG_OP_NOT }, { "Cast", PG_OP_CAST }, { "Identity", PG_OP_IDENTITY },
+    { "Softmax", PG_OP_SOFTMAX }, { "LayerNormalization", PG_OP_LAYERNORM },
+    { "RMSNorm", PG_OP_RMSNORM }, { "ReduceMean", PG_OP_REDUCEMEAN },
+    { "ReduceSum", PG_OP_REDUCESUM },
+    { "Transpose", PG_OP_TRANSPOSE }, { "Reshape", PG_OP_RESHAPE },
+    { "Flatten", PG_OP_FLATTEN }, { "Squeeze", PG_OP_SQUEEZE },
+    { "Unsqueeze", PG_OP_UNSQUEEZE }, { "Concat", PG_OP_CONCAT },
+    { "Split", PG_OP_SPLIT }, { "Slice", PG_OP_SLICE }, { "Gather", PG_OP_GATHER },
+    { "Expand", PG_OP_EXPAND }, { "Shape", PG_OP_SHAPE },
+    { "Constant", PG_OP_CONSTANT }, { "ConstantOfShape", PG_OP_CONSTANTOFSHAPE },
+    { "FusedMatMul", PG_OP_FUSED_MATMUL }, { "QKVMatMul", PG_OP_QKV_MATMUL },
+    { "FusedAttention", PG_OP_FUSED_ATTENTION },
+    /* aliases after the canonical names, so pg_ir_op_name finds those first */
+    { "LayerNorm", PG_OP_LAYERNORM }, { "RMSNormalization", PG_OP_RMSNORM },
+    { "Silu", PG_OP_SILU },
+};
+
+pg_opcode pg_ir_op_from_name(const char *op_type)
+{
+    if (!op_type)
+        return PG_OP_UNKNOWN;
+    for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
+        if (!strcmp(op_names[i].name, op_type))
+            return op_names[i].op;
+    return PG_OP_UNKNOWN;
+}
+
+const char *pg_ir_op_name(pg_opcode op)
+{
+    for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
+        if (op_names[i].op == op)
+            return op_names[i].name;
+    return "Unknown";
+}
+
+/* ---- growable id arrays -------------------------------------------------- */
+
+static int grow(void **arr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    int nc = *cap ? *cap * 2 : 16;
+    while (nc < need)
+        nc *= 2;
+    void *p = pg_realloc(*arr, (size_t)*cap * elem, (size_t)nc * elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = nc;
+    return 0;
+}
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+pg_graph *pg_ir_new(void)
+{
+    pg_graph *g = pg_calloc(1, sizeof *g);
+    if (!g)
+        pg_fail(PG_ERR_NOMEM, "out of memory creating a graph");
+    return g;
+}
+
+static void free_attr(pg_attr *a)
+{
+    pg_free(a->name);
+    pg_free(a->ints);
+    pg_free(a->floats);
+    pg_free(a->s);
+}
+
+static void free_node(pg_node *n)
+{
+    if (!n)
+        return;
+    pg_free(n->name);
+    pg_free(n->op_type);
+    pg_free(n->inputs);
+    pg_free(n->outputs);
+    for (int i = 0; i < n->n_attrs; i++)
+        free_attr(&n->attrs[i]);
+    pg_free(n->attrs);
+    pg_free(n);
+}
+
+static void free_tensor(pg_tensor *t)
+{
+    if (!t)
+        return;
+    pg_free(t->name);
+    pg_free(t->data);
+    pg_free(t->known);
+    pg_free(t);
+}
+
+void pg_ir_free(pg_graph *g)
+{
+    if (!g)
+        return;
+    for (int i = 0; i < g->n_nodes; i++)
+        free_node(g->nodes[i]);
+    for (int i = 0; i < g->n_tensors; i++)
+        free_tensor(g->tensors[i]);
+    for (int i = 0; i < g->n_outputs; i++)
+        pg_free(g->output_names[i]);
+    pg_free(g->nodes);
+    pg_free(g->tensors);
+    pg_free(g->inputs);
+    pg_free(g->outputs);
+    pg_free(g->output_names);
+    pg_free(g);
+}
+
+static void *dup_bytes(const void *p, size_t n)
+{
+    if (!p)
+        return NULL;
+    void *d = pg_malloc(n);
+    if (d)
+        memcpy(d, p, n);
+    return d;
+}
+
+pg_graph *pg_ir_clone(const pg_graph *g)
+{
+    pg_graph *c = pg_ir_new();
+    if (!c)
+        return NULL;
+    if (grow((void **)&c->tensors, &c->cap_tensors, g->n_tensors, sizeof(pg_tensor *)) ||
+        grow((void **)&c->nodes, &c->cap_nodes, g->n_nodes, sizeof(pg_node *)) ||
+        grow((void **)&c->inputs, &c->cap_inputs, g->n_inputs, sizeof(int)) ||
+        grow((void **)&c->outputs, &c->cap_outputs, g->n_outputs, sizeof(int)))
+        goto oom;
+    c->output_names = pg_calloc((size_t)(c->cap_outputs ? c->cap_outputs : 1), sizeof(char *));
+    if (!c->output_names)
+        goto oom;
+    c->n_tensors = g->n_tensors;
+    c->n_nodes = g->n_nodes;
+    c->name_seq = g->name_seq;
+    for (int i = 0; i < g->n_tensors; i++) {
+        const pg_tensor *t = g->tensors[i];
+        c->tensors[i] = NULL;
+        if (!t)
+            continue;
+        pg_tensor *d = pg_malloc(sizeof *d);
+        if (!d)
+            goto oom;
+        *d = *t;
+        d->name = pg_strdup(t->name);
+        d->data = dup_bytes(t->data, t->nbytes);
+        d->known = NULL;
+        d->pass_data = NULL;
+        c->tensors[i] = d;
+        if (!d->name || (t->data && !d->data))
+            goto oom;
+        if (t->known) {
+            size_t kb = (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype);
+            d->known = dup_bytes(t->known, kb);
+            if (!d->known)
+                goto oom;
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const pg_node *n = g->nodes[i];
+        c->nodes[i] = NULL;
+        if (!n)
+            continue;
+        pg_node *d = pg_calloc(1, sizeof *d);
+        if (!d)
+            goto oom;
+        c->nodes[i] = d;
+        d->id = n->id;
+        d->op = n->op;
+        d->name = pg_strdup(n->name);
+        d->op_type = pg_strdup(n->op_type);
+        d->n_inputs = n->n_inputs;
+        d->n_outputs = n->n_outputs;
+        d->inputs = dup_bytes(n->inputs, sizeof(int) * (size_t)n->n_inputs);
+        d->outputs = dup_bytes(n->outputs, sizeof(int) * (size_t)n->n_outputs);
+        if (!d->name || !d->op_type || (n->n_inputs && !d->inputs) || !d->outputs)
+            goto oom;
+        if (n->n_attrs) {
+            d->attrs = pg_calloc((size_t)n->n_attrs, sizeof(pg_attr));
+            if (!d->attrs)
+                goto oom;
+            d->n_attrs = n->n_attrs;
+            for (int k = 0; k < n->n_attrs; k++) {
+                const pg_attr *a = &n->attrs[k];
+                pg_attr *b = &d->attrs[k];
+                *b = *a;
+                b->name = pg_strdup(a->name);
+                b->ints = dup_bytes(a->ints, sizeof(int64_t) * (size_t)a->n);
+                b->floats = dup_bytes(a->floats, sizeof(float) * (size_t)a->n);
+                b->s = pg_strdup(a->s);
+            }
+        }
+    }
+    c->n_inputs = g->n_inputs;
+    c->n_outputs = g->n_outputs;
+    for (int i = 0; i < g->n_inputs; i++)
+        c->inputs[i] = g->inputs[i];
+    for (int i = 0; i < g->n_outputs; i++) {
+        c->outputs[i] = g->outputs[i];
+        c->output_names[i] = pg_strdup(g->output_names[i]);
+        if (!c->output_names[i])
+            goto oom;
+    }
+    return c;
+oom:
+    pg_ir_free(c);
+    pg_fail(PG_ERR_NOMEM, "out of memory copying a graph");
+    return NULL;
+}
+
+/* ---- tensors ------------------------------------------------------------- */
+
+int pg_ir_find_tensor(const pg_graph *g, const char *name)
+{
+    if (!name)
+        return -1;
+    for (int i = 0; i < g->n_tensors; i++)
+        if (g->tensors[i] && !strcmp(g->tensors[i]->name, name))
+            return i;
+    return -1;
+}
+
+static int node_name_used(const pg_graph *g, const char *name)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i] && !strcmp(g->nodes[i]->name, name))
+            return 1;
+    return 0;
+}
+
+const char *pg_ir_unique_name(pg_graph *g, const char *prefix, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s", prefix);
+    while (pg_ir_find_tensor(g, buf) >= 0 || node_name_used(g, buf))
+        snprintf(buf, cap, "%s_%d", prefix, ++g->name_seq);
+    return buf;
+}
+
+void pg_ir_set_shape(pg_tensor *t, int rank, const int64_t *shape)
+{
+    t->rank = rank;
+    if (rank < 0)
+        return;
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        t->shape[i] = shape[i];
+        t->strides[i] = s;
+        s *= shape[i] > 0 ? shape[i] : 1;
+    }
+}
+
+int64_t pg_tensor_numel(const pg_tensor *t)
+{
+    if (t->rank < 0)
+        return -1;
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->shape[i] < 0)
+            return -1;
+        n *= t->shape[i];
+    }
+    return n;
+}
+
+int pg_tensor_shape_known(const pg_tensor *t) { return pg_tensor_numel(t) >= 0; }
+
+int pg_ir_add_tensor(pg_graph *g, const char *name, pg_dtype dt, int rank, const int64_t *shape)
+{
+    char buf[64];
+    if (rank > PG_MAX_RANK)
+        return pg_fail(PG_ERR_SHAPE, "tensor '%s': rank %d is above the maximum %d",
+                       name ? name : "?", rank, PG_MAX_RANK), -1;
+    if (name && !*name)
+        return pg_fail(PG_ERR_INVALID_ARG, "a tensor needs a non-empty name"), -1;
+    if (name && pg_ir_find_tensor(g, name) >= 0)
+        return pg_fail(PG_ERR_GRAPH, "tensor '%s' is defined twice", name), -1;
+    if (!name)
+        name = pg_ir_unique_name(g, "t", buf, sizeof buf);
+    if (grow((void **)&g->tensors, &g->cap_tensors, g->n_tensors + 1, sizeof(pg_tensor *)))
+        return pg_fail(PG_ERR_NOMEM, "out of memory adding tensor '%s'", name), -1;
+    pg_tensor *t = pg_calloc(1, sizeof *t);
+    if (!t || !(t->name = pg_strdup(name))) {
+        pg_free(t);
+        return pg_fail(PG_ERR_NOMEM, "out of memory adding tensor '%s'", name), -1;
+    }
+    t->id = g->n_tensors;
+    t->dtype = dt;
+    t->producer = -1;
+    t->rank = -1;
+    if (rank >= 0 && shape)
+        pg_ir_set_shape(t, rank, shape);
+    else if (rank == 0)
+        t->rank = 0;
+    g->tensors[g->n_tensors++] = t;
+    return t->id;
+}
+
+int pg_ir_add_const(pg_graph *g, const char *name, pg_dtype dt, int rank,
+                    const int64_t *shape, const void *data)
+{
+    size_t es = pg_dtype_size(dt);
+    if (!es)
+        return pg_fail(PG_ERR_DTYPE, "constant '%s': unsupported dtype %d", name ? name : "?", (int)dt), -1;
+    for (int i = 0; i < rank; i++)
+        if (shape[i] < 0)
+            return pg_fail(PG_ERR_SHAPE, "constant '%s': dim %d is %lld", name ? name : "?", i,
+                           (long long)shape[i]), -1;
+    int id = pg_ir_add_tensor(g, name, dt, rank, shape);
+    if (id < 0)
+        return -1;
+    pg_tensor *t = g->tensors[id];
+    t->rank = rank;
+    size_t nb = (size_t)pg_tensor_numel(t) * es;
+    t->data = pg_calloc(1, nb ? nb : 1);
+    if (!t->data) {
+        g->tensors[id] = NULL;
+        g->n_tensors--;
+        free_tensor(t);
+        return pg_fail(PG_ERR_NOMEM, "out of memory for constant '%s' (%zu bytes)", name ? name : "?", nb), -1;
+    }
+    if (data && nb)
+        memcpy(t->data, data, nb);
+    t->nbytes = nb;
+    t->is_const = 1;
+    return id;
+}
+
+void pg_ir_set_const_data(pg_tensor *t, void *data, size_t nbytes)
+{
+    if (t->data != data)
+        pg_free(t->data);
+    t->data = data;
+    t->nbytes = nbytes;
+    t->is_const = 1;
+}
+
+static int node_uses(const pg_node *n, int t)
+{
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] == t)
+            return 1;
+    for (int i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i] == t)
+            return 1;
+    for (int i = 0; i < n->n_attrs; i++)   /* Constant's value lives in an attr */
+        if (n->attrs[i].type == PG_ATTR_TENSOR && n->attrs[i].tensor == t)
+            return 1;
+    return 0;
+}
+
+int pg_ir_is_output(const pg_graph *g, int t)
+{
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == t)
+            return 1;
+    return 0;
+}
+
+static int is_input(const pg_graph *g, int t)
+{
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == t)
+            return 1;
+    return 0;
+}
+
+pg_status pg_ir_remove_tensor(pg_graph *g, int t)
+{
+    if (t < 0 || t >= g->n_tensors || !g->tensors[t])
+        return pg_fail(PG_ERR_INVALID_ARG, "no tensor %d", t);
+    PG_IR_FOR_NODES(g, n)
+        if (node_uses(n, t))
+            return pg_fail(PG_ERR_GRAPH, "tensor '%s' is still used by node '%s'",
+                           g->tensors[t]->name, n->name);
+    if (pg_ir_is_output(g, t) || is_input(g, t))
+        return pg_fail(PG_ERR_GRAPH, "tensor '%s' is a graph input or output", g->tensors[t]->name);
+    free_tensor(g->tensors[t]);
+    g->tensors[t] = NULL;
+    return PG_OK;
+}
+
+/* ---- nodes --------------------------------------------------------------- */
+
+int pg_ir_add_node(pg_graph *g, const char *op_type, const char *name,
+                   const int *inputs, int n_inputs, const int *outputs, int n_outputs)
+{
+    char buf[96];
+    if (!op_type || !*op_type)
+        return pg_fail(PG_ERR_INVALID_ARG, "a node needs an op type"), -1;
+    if (n_inputs < 0 || n_outputs < 1 || (n_inputs && !inputs) || !outputs)
+        return pg_fail(PG_ERR_INVALID_ARG, "node '%s' (%s): needs at least one output",
+                       name ? name : "?", op_type), -1;
+    if (!name || !*name) {
+        char pre[64];
+        snprintf(pre, sizeof pre, "%s_%d", op_type, g->n_nodes);
+        name = pg_ir_unique_name(g, pre, buf, sizeof buf);
+    }
+    for (int i = 0; i < n_inputs; i++)
+        if (inputs[i] < -1 || inputs[i] >= g->n_tensors || (inputs[i] >= 0 && !g->tensors[inputs[i]]))
+            return pg_fail(PG_ERR_GRAPH, "node '%s' (%s): input %d is not a tensor", name, op_type, i), -1;
+    for (int i = 0; i < n_outputs; i++) {
+        int t = outputs[i];
+        if (t < 0 || t >= g->n_tensors || !g->tensors[t])
+            return pg_fail(PG_ERR_GRAPH, "node '%s' (%s): output %d is not a tensor", name, op_type, i), -1;
+        pg_tensor *tt = g->tensors[t];
+        if (tt->producer >= 0 && g->nodes[tt->producer])
+            return pg_fail(PG_ERR_GRAPH, "node '%s' (%s): tensor '%s' is already produced by node '%s'",
+                           name, op_type, tt->name, g->nodes[tt->producer]->name), -1;
+        if (tt->is_const || tt->is_input)
+            return pg_fail(PG_ERR_GRAPH, "node '%s' (%s): output '%s' is a graph input or constant",
+                           name, op_type, tt->name), -1;
+        for (int j = 0; j < i; j++)
+            if (outputs[j] == t)
+                return pg_fail(PG_ERR_GRAPH, "node '%s' (%s): output '%s' listed twice",
+                               name, op_type, tt->name), -1;
+    }
+    if (grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof(pg_node *)))
+        return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
+    pg_node *n = pg_calloc(1, sizeof *n);
+    if (!n)
+        return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
+    n->name = pg_strdup(name);
+    n->op_type = pg_strdup(op_type);
+    n->inputs = pg_malloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
+    n->outputs = pg_malloc(sizeof(int) * (size_t)n_outputs);
+    if (!n->name || !n->op_type || !n->inputs || !n->outputs) {
+        free_node(n);
+        return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
+    }
+    if (n_inputs)
+        memcpy(n->inputs, inputs, sizeof(int) * (size_t)n_inputs);
+    memcpy(n->outputs, outputs, sizeof(int) * (size_t)n_outputs);
+    n->n_inputs = n_inputs;
+    n->n_outputs = n_outputs;
+    n->op = pg_ir_op_from_name(op_type);
+    n->id = g->n_nodes;
+    g->nodes[g->n_nodes++] = n;
+    for (int i = 0; i < n_outputs; i++)
+        g->tensors[outputs[i]]->producer = n->id;
+    return n->id;
+}
+
+void pg_ir_remove_node(pg_graph *g, int node)
+{
+    if (node < 0 || node >= g->n_nodes || !g->nodes[node])
+        return;
+    pg_node *n = g->nodes[node];
+    for (int i = 0; i < n->n_outputs; i++) {
+        pg_tensor *t = g->tensors[n->outputs[i]];
+        if (t && t->producer == node)
+            t->producer = -1;
+    }
+    free_node(n);
+    g->nodes[node] = NULL;
+}
+
+void pg_ir_rewire(pg_graph *g, int from, int to)
+{
+    PG_IR_FOR_NODES(g, n)
+        for (int i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] == from)
+                n->inputs[i] = to;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == from)
+            g->outputs[i] = to;
+}
+
+void pg_ir_set_input(pg_graph *g, int node, int slot, int tensor)
+{
+    if (node >= 0 && node < g->n_nodes && g->nodes[node] && slot >= 0 && slot < g->nodes[node]->n_inputs)
+        g->nodes[node]->inputs[slot] = tensor;
+}
+
+int pg_ir_producer(const pg_graph *g, int t)
+{
+    if (t < 0 || t >= g->n_tensors || !g->tensors[t])
+        return -1;
+    int p = g->tensors[t]->producer;
+    return (p >= 0 && p < g->n_nodes && g->nodes[p]) ? p : -1;
+}
+
+int pg_ir_consumers(const pg_graph *g, int t, int *out, int cap)
+{
+    int count = 0;
+    PG_IR_FOR_NODES(g, n) {
+        for (int i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] == t) {
+                if (count < cap && out)
+                    out[count] = n->id;
+                count++;
+                break;
+            }
+    }
+    return count;
+}
+
+pg_status pg_ir_topo_order(const pg_graph *g, int *order, int *n_out)
+{
+    int nn = g->n_nodes, count = 0;
+    int *pending = pg_calloc((size_t)(nn ? nn : 1), sizeof(int));
+    if (!pending)
+        return pg_fail(PG_ERR_NOMEM, "out of memory ordering the graph");
+    /* pending[i] = inputs of node i produced by a live node not yet placed */
+    PG_IR_FOR_NODES(g, n)
+        for (int i = 0; i < n->n_inputs; i++)
+            if (pg_ir_producer(g, n->inputs[i]) >= 0)
+                pending[n->id]++;
+    /* Repeated sweeps in id order: O(n^2) worst case, fine for our sizes and
+     * gives a stable order that follows insertion order where it can. */
+    int progress = 1, live = 0;
+    PG_IR_FOR_NODES(g, n)
+        live++;
+    char *placed = pg_calloc((size_t)(nn ? nn : 1), 1);
+    if (!placed) {
+        pg_free(pending);
+        return pg_fail(PG_ERR_NOMEM, "out of memory ordering the graph");
+    }
+    while (progress && count < live) {
+        progress = 0;
+        PG_IR_FOR_NODES(g, n) {
+            if (placed[n->id] || pending[n->id])
+                continue;
+            placed[n->id] = 1;
+            order[count++] = n->id;
+            progress = 1;
+            for (int o = 0; o < n->n_outputs; o++)
+                PG_IR_FOR_NODES(g, c)
+                    for (int i = 0; i < c->n_inputs; i++)
+                        if (c->inputs[i] == n->outputs[o])
+                            pending[c->id]--;
+        }
+    }
+    pg_status st = PG_OK;
+    if (count < live) {
+        const pg_node *bad = NULL;
+        PG_IR_FOR_NODES(g, n)
+            if (!placed[n->id] && !bad)
+                bad = n;
+        st = pg_fail(PG_ERR_GRAPH, "the graph has a cycle through node '%s' (%s)",
+                     bad->name, bad->op_type);
+    }
+    pg_free(placed);
+    pg_free(pending);
+    *n_out = count;
+    return st;
+}
+
+int pg_ir_remove_dead(pg_graph *g)
+{
+    int removed = 0, changed = 1;
+    while (changed) {
+        changed = 0;
+        PG_IR_FOR_NODES(g, n) {
+            int used = 0;
+            for (int o = 0; o < n->n_outputs && !used; o++)
+                used = pg_ir_is_output(g, n->outputs[o]) || pg_ir_consumers(g, n->outputs[o], NULL, 0) > 0;
+            if (!used) {
+                pg_ir_remove_node(g, n->id);
+                removed++;
+                changed = 1;
+            }
+        }
+    }
+    PG_IR_FOR_TENSORS(g, t) {
+        int used = t->is_input || pg_ir_is_output(g, t->id);
+        for (int i = 0; i < g->n_nodes && !used; i++)
+            if (g->nodes[i] && node_uses(g->nodes[i], t->id))
+                used = 1;
+        if (!used) {
+            free_tensor(t);
+            g->tensors[t->id] = NULL;
+        }
+    }
+    return removed;
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+
+static pg_attr *attr_slot(pg_node *n, const char *name)
+{
+    for (int i = 0; i < n->n_attrs; i++)
+        if (!strcmp(n->attrs[i].name, name)) {
+            free_attr(&n->attrs[i]);
+            memset(&n->attrs[i], 0, sizeof n->attrs[i]);
+            n->attrs[i].name = pg_strdup(name);
+            return n->attrs[i].name ? &n->attrs[i] : NULL;
+        }
+    pg_attr *na = pg_realloc(n->attrs, sizeof(pg_attr) * (size_t)n->n_attrs,
+                             sizeof(pg_attr) * (size_t)(n->n_attrs + 1));
+    if (!na)
+        return NULL;
+    n->attrs = na;
+    pg_attr *a = &n->attrs[n->n_attrs];
+    memset(a, 0, sizeof *a);
+    a->name = pg_strdup(name);
+    if (!a->name)
+        return NULL;
+    n->n_attrs++;
+    return a;
+}
+
+#define ATTR_OOM() pg_fail(PG_ERR_NOMEM, "out of memory setting attribute '%s' of node '%s'", name, n->name)
+
+pg_status pg_ir_set_attr_int(pg_node *n, const char *name, int64_t v)
+{
+    pg_attr *a = attr_slot(n, name);
+    if (!a) return ATTR_OOM();
+    a->type = PG_ATTR_INT;
+    a->i = v;
+    return PG_OK;
+}
+
+pg_status pg_ir_set_attr_float(pg_node *n, const char *name, float v)
+{
+    pg_attr *a = attr_slot(n, name);
+    if (!a) return ATTR_OOM();
+    a->type = PG_ATTR_FLOAT;
+    a->f = v;
+    return PG_OK;
+}
+
+pg_status pg_ir_set_attr_ints(pg_node *n, const char *name, const int64_t *v, int count)
+{
+    pg_attr *a = attr_slot(n, name);
+    if (!a) return ATTR_OOM();
+    a->type = PG_ATTR_INTS;
+    a->ints = pg_malloc(sizeof(int64_t) * (size_t)(count > 0 ? count : 1));
+    if (!a->ints) return ATTR_OOM();
+    if (count > 0)
+        memcpy(a->ints, v, sizeof(int64_t) * (size_t)count);
+    a->n = count > 0 ? count : 0;
+    return PG_OK;
+}
+
+pg_status pg_ir_set_attr_floats(pg_node *n, const char *name, const float *v, int count)
+{
+    pg_attr *a = attr_slot(n, name);
+    if (!a) return ATTR_OOM();
+    a->type = PG_ATTR_FLOATS;
+    a->floats = pg_malloc(sizeof(float) * (size_t)(count > 0 ? count : 1));
+    if (!a->floats) return ATTR_OOM();
+    if (count > 0)
+        memcpy(a->floats, v, sizeof(float) * (size_t)count);
+    a->n = count > 0 ? count : 0;
+    return PG_OK;
+}
+
+pg_status pg_ir_set_attr_string(pg_node *n, const char *name, const char *v)
+{
+    pg_attr *a = attr_slot(n, name);
+    if (!a) return ATTR_OOM();
+    a->type = PG_ATTR_STRING;
+    a->s = pg_strdup(v ? v : "");
+    return a->s ? PG_OK : ATTR_OOM();
+}
+
+pg_status pg_ir_set_attr_tensor(pg_node *n, const char *name, int tensor)
+{
+    pg_attr *a = attr_slot(n, name);
+    if (!a) return ATTR_OOM();
+    a->type = PG_ATTR_TENSOR;
+    a->tensor = tensor;
+    return PG_OK;
+}
+
+const pg_attr *pg_ir_attr(const pg_node *n, const char *name)
+{
+    for (int i = 0; i < n->n_attrs; i++)
+        if (!strcmp(n->attrs[i].name, name))
+            return &n->attrs[i];
+    return NULL;
+}
+
+int64_t pg_ir_attr_int(const pg_node *n, const char *name, int64_t dflt)
+{
+    const pg_attr *a = pg_ir_attr(n, name);
+    if (!a) return dflt;
+    if (a->type == PG_ATTR_INT) return a->i;
+    if (a->type == PG_ATTR_FLOAT) return (int64_t)a->f;
+    return dflt;
+}
+
+float pg_ir_attr_float(const pg_node *n, const char *name, float dflt)
+{
+    const pg_attr *a = pg_ir_attr(n, name);
+    if (!a) return dflt;
+    if (a->type == PG_ATTR_FLOAT) return a->f;
+    if (a->type == PG_ATTR_INT) return (float)a->i;
+    return dflt;
+}
+
+const char *pg_ir_attr_string(const pg_node *n, const char *name, const char *dflt)
+{
+    const pg_attr *a = pg_ir_attr(n, name);
+    return (a && a->type == PG_ATTR_STRING) ? a->s : dflt;
+}
+
+const int64_t *pg_ir_attr_ints(const pg_node *n, const char *name, int *count)
+{
+    const pg_attr *a = pg_ir_attr(n, name);
+    if (!a || a->type != PG_ATTR_INTS) {
+        *count = 0;
+        return NULL;
+    }
+    *count = a->n;
+    return a->ints;
+}

@@ -1,0 +1,888 @@
+/* shape_infer.c - dtype and shape of every node output (ONNX semantics).
+ *
+ * Nodes are visited in topological order.  Ops whose output shape depends
+ * on a tensor's VALUE (Reshape's shape, Expand, Slice, ConstantOfShape,
+ * Squeeze/Unsqueeze axes as inputs) need that value at compile time: it is a
+ * constant, or the `known` value this pass computes for small int tensors by
+ * running the op's own executor on the known inputs (Shape -> Gather ->
+ * Concat -> Reshape chains, as exported transformer graphs have). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/alloc.h"
+#include "../core/error.h"
+#include "../exec/ops.h"
+#include "ir.h"
+
+#define KNOWN_MAX_ELEMS 1024
+
+typedef struct infer_ctx {
+    pg_graph  *g;
+    pg_node   *n;
+    pg_tensor *in[64];
+    int        n_in;
+} infer_ctx;
+
+#define FAIL(st, ...) fail_node(c, st, __VA_ARGS__)
+
+static pg_status fail_node(infer_ctx *c, pg_status st, const char *fmt, ...) PG_PRINTF(3, 4);
+#include <stdarg.h>
+static pg_status fail_node(infer_ctx *c, pg_status st, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return pg_fail(st, "node '%s' (%s): %s", c->n->name, c->n->op_type, msg);
+}
+
+static void shape_str(const pg_tensor *t, char *buf, size_t cap)
+{
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < t->rank && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+    if (o < cap)
+        snprintf(buf + o, cap - o, "]");
+}
+
+static const void *value_of(const pg_tensor *t)
+{
+    return t->data ? t->data : t->known;
+}
+
+/* Reads an int tensor's compile-time value as int64. */
+static pg_status read_ints(infer_ctx *c, int slot, int64_t *out, int cap, int *count)
+{
+    const pg_tensor *t = c->in[slot];
+    const void *v = value_of(t);
+    if (!v)
+        return FAIL(PG_ERR_SHAPE, "input %d ('%s') must be known at compile time "
+                    "(a constant or computed from shapes)", slot, t->name);
+    int64_t n = pg_tensor_numel(t);
+    if (n < 0 || n > cap)
+        return FAIL(PG_ERR_SHAPE, "input %d ('%s') has %lld values (at most %d)", slot, t->name,
+                    (long long)n, cap);
+    for (int64_t i = 0; i < n; i++) {
+        if (t->dtype == PG_DTYPE_INT64) out[i] = ((const int64_t *)v)[i];
+        else if (t->dtype == PG_DTYPE_INT32) out[i] = ((const int32_t *)v)[i];
+        else return FAIL(PG_ERR_DTYPE, "input %d ('%s') must be int64 or int32, not %s", slot,
+                         t->name, pg_dtype_name(t->dtype));
+    }
+    *count = (int)n;
+    return PG_OK;
+}
+
+static int has_in(infer_ctx *c, int slot) { return slot < c->n_in && c->in[slot]; }
+
+static pg_tensor *out_t(infer_ctx *c, int i) { return c->g->tensors[c->n->outputs[i]]; }
+
+static void set_out(infer_ctx *c, int i, pg_dtype dt, int rank, const int64_t *shape)
+{
+    pg_tensor *t = out_t(c, i);
+    t->dtype = dt;
+    pg_ir_set_shape(t, rank, shape);
+}
+
+static pg_status need_inputs(infer_ctx *c, int lo, int hi)
+{
+    int present = c->n_in;
+    if (present < lo || present > hi) {
+        if (lo == hi)
+            return FAIL(PG_ERR_GRAPH, "takes %d input(s), got %d", lo, present);
+        return FAIL(PG_ERR_GRAPH, "takes %d to %d inputs, got %d", lo, hi, present);
+    }
+    for (int i = 0; i < lo; i++)
+        if (!c->in[i])
+            return FAIL(PG_ERR_GRAPH, "input %d is required", i);
+    return PG_OK;
+}
+
+static pg_status need_outputs(infer_ctx *c, int lo, int hi)
+{
+    if (c->n->n_outputs < lo || c->n->n_outputs > hi)
+        return FAIL(PG_ERR_GRAPH, "has %d outputs, expected %d..%d", c->n->n_outputs, lo, hi);
+    return PG_OK;
+}
+
+static pg_status need_float(infer_ctx *c, int slot)
+{
+    if (c->in[slot]->dtype != PG_DTYPE_FLOAT32)
+        return FAIL(PG_ERR_DTYPE, "input %d ('%s') is %s; this op needs float32", slot,
+                    c->in[slot]->name, pg_dtype_name(c->in[slot]->dtype));
+    return PG_OK;
+}
+
+/* numpy broadcasting of a list of inputs */
+static pg_status broadcast(infer_ctx *c, const int *slots, int k, int *rank, int64_t *shape)
+{
+    int r = 0;
+    for (int i = 0; i < k; i++)
+        if (c->in[slots[i]]->rank > r)
+            r = c->in[slots[i]]->rank;
+    for (int d = 0; d < r; d++)
+        shape[d] = 1;
+    for (int i = 0; i < k; i++) {
+        const pg_tensor *t = c->in[slots[i]];
+        for (int d = 0; d < t->rank; d++) {
+            int64_t s = t->shape[d], *o = &shape[r - t->rank + d];
+            if (s == *o || s == 1)
+                continue;
+            if (*o == 1) {
+                *o = s;
+                continue;
+            }
+            char a[128], b[128];
+            shape_str(c->in[slots[0]], a, sizeof a);
+            shape_str(t, b, sizeof b);
+            return FAIL(PG_ERR_SHAPE, "shapes %s ('%s') and %s ('%s') do not broadcast",
+                        a, c->in[slots[0]]->name, b, t->name);
+        }
+    }
+    *rank = r;
+    return PG_OK;
+}
+
+static pg_status infer_binary(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 2, 2);
+    if (st) return st;
+    pg_opcode op = c->n->op;
+    const pg_tensor *a = c->in[0], *b = c->in[1];
+    if (op != PG_OP_POW && a->dtype != b->dtype)
+        return FAIL(PG_ERR_DTYPE, "inputs '%s' (%s) and '%s' (%s) have different dtypes",
+                    a->name, pg_dtype_name(a->dtype), b->name, pg_dtype_name(b->dtype));
+    if ((op == PG_OP_AND || op == PG_OP_OR) && a->dtype != PG_DTYPE_BOOL)
+        return FAIL(PG_ERR_DTYPE, "needs bool inputs, got %s", pg_dtype_name(a->dtype));
+    if (a->dtype == PG_DTYPE_BOOL && op != PG_OP_AND && op != PG_OP_OR && op != PG_OP_EQUAL)
+        return FAIL(PG_ERR_DTYPE, "does not take bool inputs");
+    int slots[2] = { 0, 1 }, r = 0;
+    int64_t shape[PG_MAX_RANK];
+    if ((st = broadcast(c, slots, 2, &r, shape)))
+        return st;
+    int cmp = op == PG_OP_EQUAL || op == PG_OP_LESS || op == PG_OP_GREATER;
+    set_out(c, 0, cmp ? PG_DTYPE_BOOL : a->dtype, r, shape);
+    return PG_OK;
+}
+
+static pg_status infer_where(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 3, 3);
+    if (st) return st;
+    if (c->in[0]->dtype != PG_DTYPE_BOOL)
+        return FAIL(PG_ERR_DTYPE, "condition '%s' must be bool, not %s", c->in[0]->name,
+                    pg_dtype_name(c->in[0]->dtype));
+    if (c->in[1]->dtype != c->in[2]->dtype)
+        return FAIL(PG_ERR_DTYPE, "X (%s) and Y (%s) differ", pg_dtype_name(c->in[1]->dtype),
+                    pg_dtype_name(c->in[2]->dtype));
+    int slots[3] = { 0, 1, 2 }, r = 0;
+    int64_t shape[PG_MAX_RANK];
+    if ((st = broadcast(c, slots, 3, &r, shape)))
+        return st;
+    set_out(c, 0, c->in[1]->dtype, r, shape);
+    return PG_OK;
+}
+
+static pg_status infer_unary(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 1, 1);
+    if (st) return st;
+    const pg_tensor *x = c->in[0];
+    pg_opcode op = c->n->op;
+    pg_dtype dt = x->dtype;
+    if (op == PG_OP_CAST) {
+        dt = (pg_dtype)pg_ir_attr_int(c->n, "to", 0);
+        if (!pg_dtype_size(dt))
+            return FAIL(PG_ERR_DTYPE, "attribute 'to' = %d is not a supported dtype", (int)dt);
+    } else if (op == PG_OP_NOT) {
+        if (dt != PG_DTYPE_BOOL)
+            return FAIL(PG_ERR_DTYPE, "needs a bool input, got %s", pg_dtype_name(dt));
+    } else if (op == PG_OP_NEG || op == PG_OP_ABS || op == PG_OP_RELU) {
+        if (dt != PG_DTYPE_FLOAT32 && dt != PG_DTYPE_INT64 && dt != PG_DTYPE_INT32)
+            return FAIL(PG_ERR_DTYPE, "does not take %s", pg_dtype_name(dt));
+    } else if (op != PG_OP_IDENTITY) {
+        if ((st = need_float(c, 0)))
+            return st;
+    }
+    set_out(c, 0, dt, x->rank, x->shape);
+    return PG_OK;
+}
+
+static pg_status infer_same_float(infer_ctx *c, int lo, int hi)
+{
+    pg_status st = need_inputs(c, lo, hi);
+    if (st || (st = need_float(c, 0)))
+        return st;
+    const pg_tensor *x = c->in[0];
+    if (x->rank < 1)
+        return FAIL(PG_ERR_SHAPE, "input '%s' must have rank >= 1", x->name);
+    int64_t ax = pg_ir_attr_int(c->n, "axis", -1);
+    int a = pg_norm_axis(ax, x->rank);
+    if (a < 0)
+        return FAIL(PG_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)ax, x->rank);
+    if (c->n->op == PG_OP_LAYERNORM || c->n->op == PG_OP_RMSNORM) {
+        int64_t inner = 1;
+        for (int d = a; d < x->rank; d++)
+            inner *= x->shape[d];
+        for (int s = 1; s < c->n_in; s++) {
+            if (!c->in[s])
+                continue;
+            if (c->in[s]->dtype != PG_DTYPE_FLOAT32)
+                return FAIL(PG_ERR_DTYPE, "input %d ('%s') must be float32", s, c->in[s]->name);
+            if (pg_tensor_numel(c->in[s]) != inner)
+                return FAIL(PG_ERR_SHAPE, "input %d ('%s') has %lld elements; the normalised "
+                            "axes hold %lld", s, c->in[s]->name,
+                            (long long)pg_tensor_numel(c->in[s]), (long long)inner);
+        }
+    }
+    set_out(c, 0, x->dtype, x->rank, x->shape);
+    return PG_OK;
+}
+
+static pg_status get_axes(infer_ctx *c, int slot, int64_t *axes, int *n)
+{
+    *n = 0;
+    if (has_in(c, slot))
+        return read_ints(c, slot, axes, PG_MAX_RANK, n);
+    int cnt = 0;
+    const int64_t *a = pg_ir_attr_ints(c->n, "axes", &cnt);
+    if (cnt > PG_MAX_RANK)
+        return FAIL(PG_ERR_SHAPE, "too many axes");
+    for (int i = 0; i < cnt; i++)
+        axes[i] = a[i];
+    *n = cnt;
+    return PG_OK;
+}
+
+static pg_status infer_reduce(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 1, 2);
+    if (st || (st = need_float(c, 0)))
+        return st;
+    const pg_tensor *x = c->in[0];
+    int64_t axes[PG_MAX_RANK];
+    int na = 0, keep = (int)pg_ir_attr_int(c->n, "keepdims", 1);
+    if ((st = get_axes(c, 1, axes, &na)))
+        return st;
+    int red[PG_MAX_RANK] = { 0 };
+    for (int i = 0; i < na; i++) {
+        int a = pg_norm_axis(axes[i], x->rank);
+        if (a < 0)
+            return FAIL(PG_ERR_SHAPE, "axis %lld out of range for rank %d", (long long)axes[i], x->rank);
+        red[a] = 1;
+    }
+    if (!na)
+        for (int d = 0; d < x->rank; d++)
+            red[d] = 1;
+    int64_t shape[PG_MAX_RANK];
+    int r = 0;
+    for (int d = 0; d < x->rank; d++) {
+        if (!red[d]) shape[r++] = x->shape[d];
+        else if (keep) shape[r++] = 1;
+    }
+    set_out(c, 0, x->dtype, r, shape);
+    return PG_OK;
+}
+
+static pg_status infer_matmul(infer_ctx *c)
+{
+    pg_opcode op = c->n->op;
+    pg_status st = need_inputs(c, 2, op == PG_OP_MATMUL ? 2 : 3);
+    if (st || (st = need_float(c, 0)) || (st = need_float(c, 1)))
+        return st;
+    const pg_tensor *a = c->in[0], *b = c->in[1];
+    char sa[128], sb[128];
+    shape_str(a, sa, sizeof sa);
+    shape_str(b, sb, sizeof sb);
+    if (op == PG_OP_GEMM) {
+        if (a->rank != 2 || b->rank != 2)
+            return FAIL(PG_ERR_SHAPE, "A %s and B %s must be 2-D", sa, sb);
+        int ta = (int)pg_ir_attr_int(c->n, "transA", 0), tb = (int)pg_ir_attr_int(c->n, "transB", 0);
+        int64_t M = a->shape[ta ? 1 : 0], K = a->shape[ta ? 0 : 1];
+        int64_t K2 = b->shape[tb ? 1 : 0], N = b->shape[tb ? 0 : 1];
+        if (K != K2)
+            return FAIL(PG_ERR_SHAPE, "A %s and B %s: inner dimensions %lld and %lld differ "
+                        "(transA=%d, transB=%d)", sa, sb, (long long)K, (long long)K2, ta, tb);
+        int64_t shape[2] = { M, N };
+        if (has_in(c, 2)) {
+            const pg_tensor *bias = c->in[2];
+            for (int d = 0; d < bias->rank; d++) {
+                int64_t want = shape[2 - bias->rank + d];
+                if (bias->rank > 2 || (bias->shape[d] != 1 && bias->shape[d] != want))
+                    return FAIL(PG_ERR_SHAPE, "C '%s' does not broadcast to [%lld,%lld]",
+                                bias->name, (long long)M, (long long)N);
+            }
+        }
+        set_out(c, 0, PG_DTYPE_FLOAT32, 2, shape);
+        return PG_OK;
+    }
+    if (a->rank < 1 || b->rank < 1)
+        return FAIL(PG_ERR_SHAPE, "MatMul inputs must have rank >= 1");
+    if (op != PG_OP_MATMUL && b->rank != 2)
+        return FAIL(PG_ERR_SHAPE, "the weight '%s' %s must be 2-D", b->name, sb);
+    int64_t K = a->shape[a->rank - 1];
+    int64_t Kb = b->rank == 1 ? b->shape[0] : b->shape[b->rank - 2];
+    int64_t N = b->rank == 1 ? 1 : b->shape[b->rank - 1];
+    if (K != Kb)
+        return FAIL(PG_ERR_SHAPE, "A '%s' %s and B '%s' %s: inner dimensions %lld and %lld differ",
+                    a->name, sa, b->name, sb, (long long)K, (long long)Kb);
+    /* batch dims broadcast */
+    int ra = a->rank >= 2 ? a->rank - 2 : 0, rb = b->rank >= 2 ? b->rank - 2 : 0;
+    int r = ra > rb ? ra : rb;
+    int64_t shape[PG_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+        int64_t da = d - (r - ra) >= 0 ? a->shape[d - (r - ra)] : 1;
+        int64_t db = d - (r - rb) >= 0 ? b->shape[d - (r - rb)] : 1;
+        if (da != db && da != 1 && db != 1)
+            return FAIL(PG_ERR_SHAPE, "batch dims of %s and %s do not broadcast", sa, sb);
+        shape[d] = da == 1 ? db : da;
+    }
+    int outr = r;
+    if (a->rank >= 2)
+        shape[outr++] = a->shape[a->rank - 2];
+    if (b->rank >= 2)
+        shape[outr++] = N;
+    if (op == PG_OP_MATMUL) {
+        set_out(c, 0, PG_DTYPE_FLOAT32, outr, shape);
+        return PG_OK;
+    }
+    int64_t total = N;
+    if (op == PG_OP_QKV_MATMUL) {
+        if ((st = need_outputs(c, 3, 3)))
+            return st;
+        int ns = 0;
+        const int64_t *sp = pg_ir_attr_ints(c->n, "splits", &ns);
+        if (ns != 3 || sp[0] + sp[1] + sp[2] != N)
+            return FAIL(PG_ERR_SHAPE, "attribute 'splits' must be 3 sizes summing to N = %lld",
+                        (long long)N);
+        for (int i = 0; i < 3; i++) {
+            shape[outr - 1] = sp[i];
+            set_out(c, i, PG_DTYPE_FLOAT32, outr, shape);
+        }
+    } else {
+        set_out(c, 0, PG_DTYPE_FLOAT32, outr, shape);
+    }
+    if (has_in(c, 2) && pg_tensor_numel(c->in[2]) != total)
+        return FAIL(PG_ERR_SHAPE, "bias '%s' must have N = %lld elements", c->in[2]->name,
+                    (long long)total);
+    return PG_OK;
+}
+
+static pg_status infer_attention(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 3, 4);
+    if (st) return st;
+    for (int i = 0; i < 3; i++) {
+        if ((st = need_float(c, i)))
+            return st;
+        if (c->in[i]->rank != 4)
+            return FAIL(PG_ERR_SHAPE, "input %d ('%s') must be 4-D [B,H,S,D]", i, c->in[i]->name);
+    }
+    const pg_tensor *q = c->in[0], *k = c->in[1], *v = c->in[2];
+    int kt = (int)pg_ir_attr_int(c->n, "k_transposed", 0);
+    int64_t D = q->shape[3], Sk = k->shape[kt ? 3 : 2], Dk = k->shape[kt ? 2 : 3];
+    if (Dk != D || v->shape[2] != Sk)
+        return FAIL(PG_ERR_SHAPE, "Q/K/V do not agree: D %lld vs %lld, Sk %lld vs %lld",
+                    (long long)D, (long long)Dk, (long long)Sk, (long long)v->shape[2]);
+    for (int d = 0; d < 2; d++)
+        if (k->shape[d] != q->shape[d] || v->shape[d] != q->shape[d])
+            return FAIL(PG_ERR_SHAPE, "Q, K and V must share batch and head dims");
+    if (has_in(c, 3)) {
+        const pg_tensor *m = c->in[3];
+        int64_t full[4] = { q->shape[0], q->shape[1], q->shape[2], Sk };
+        if (m->rank > 4)
+            return FAIL(PG_ERR_SHAPE, "mask rank %d > 4", m->rank);
+        for (int d = 0; d < m->rank; d++) {
+            int64_t want = full[4 - m->rank + d];
+            if (m->shape[d] != 1 && m->shape[d] != want)
+                return FAIL(PG_ERR_SHAPE, "mask '%s' does not broadcast to [B,H,Sq,Sk]", m->name);
+        }
+        if (m->dtype != PG_DTYPE_FLOAT32 && m->dtype != PG_DTYPE_BOOL)
+            return FAIL(PG_ERR_DTYPE, "mask must be float32 or bool");
+    }
+    int64_t shape[4] = { q->shape[0], q->shape[1], q->shape[2], v->shape[3] };
+    set_out(c, 0, PG_DTYPE_FLOAT32, 4, shape);
+    return PG_OK;
+}
+
+static pg_status infer_transpose(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 1, 1);
+    if (st) return st;
+    const pg_tensor *x = c->in[0];
+    int np = 0;
+    const int64_t *perm = pg_ir_attr_ints(c->n, "perm", &np);
+    int64_t shape[PG_MAX_RANK];
+    int seen[PG_MAX_RANK] = { 0 };
+    if (perm && np != x->rank)
+        return FAIL(PG_ERR_SHAPE, "perm has %d entries for rank %d", np, x->rank);
+    for (int d = 0; d < x->rank; d++) {
+        int64_t p = perm ? perm[d] : x->rank - 1 - d;
+        if (p < 0 || p >= x->rank || seen[p])
+            return FAIL(PG_ERR_SHAPE, "perm is not a permutation of 0..%d", x->rank - 1);
+        seen[p] = 1;
+        shape[d] = x->shape[p];
+    }
+    set_out(c, 0, x->dtype, x->rank, shape);
+    return PG_OK;
+}
+
+static pg_status infer_reshape(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 2, 2);
+    if (st) return st;
+    const pg_tensor *x = c->in[0];
+    int64_t shape[PG_MAX_RANK];
+    int r = 0;
+    if ((st = read_ints(c, 1, shape, PG_MAX_RANK, &r)))
+        return st;
+    int allowzero = (int)pg_ir_attr_int(c->n, "allowzero", 0), infer = -1;
+    int64_t prod = 1, total = pg_tensor_numel(x);
+    for (int d = 0; d < r; d++) {
+        if (shape[d] == 0 && !allowzero) {
+            if (d >= x->rank)
+                return FAIL(PG_ERR_SHAPE, "shape[%d] = 0 copies a dim the input does not have", d);
+            shape[d] = x->shape[d];
+        }
+        if (shape[d] == -1) {
+            if (infer >= 0)
+                return FAIL(PG_ERR_SHAPE, "more than one -1 in the target shape");
+            infer = d;
+        } else if (shape[d] < 0) {
+            return FAIL(PG_ERR_SHAPE, "shape[%d] = %lld", d, (long long)shape[d]);
+        } else {
+            prod *= shape[d];
+        }
+    }
+    if (infer >= 0) {
+        if (prod == 0 || total % prod)
+            return FAIL(PG_ERR_SHAPE, "cannot reshape %lld elements with a -1 dim and %lld others",
+                        (long long)total, (long long)prod);
+        shape[infer] = total / prod;
+        prod = total;
+    }
+    if (prod != total) {
+        char s[128];
+        shape_str(x, s, sizeof s);
+        return FAIL(PG_ERR_SHAPE, "cannot reshape '%s' %s (%lld elements) to %lld elements",
+                    x->name, s, (long long)total, (long long)prod);
+    }
+    set_out(c, 0, x->dtype, r, shape);
+    return PG_OK;
+}
+
+static pg_status infer_flatten(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 1, 1);
+    if (st) return st;
+    const pg_tensor *x = c->in[0];
+    int64_t ax = pg_ir_attr_int(c->n, "axis", 1);
+    if (ax < 0)
+        ax += x->rank;
+    if (ax < 0 || ax > x->rank)
+        return FAIL(PG_ERR_SHAPE, "axis out of range for rank %d", x->rank);
+    int64_t shape[2] = { 1, 1 };
+    for (int d = 0; d < x->rank; d++)
+        shape[d < ax ? 0 : 1] *= x->shape[d];
+    set_out(c, 0, x->dtype, 2, shape);
+    return PG_OK;
+}
+
+static pg_status infer_squeeze(infer_ctx *c, int unsqueeze)
+{
+    pg_status st = need_inputs(c, 1, 2);
+    if (st) return st;
+    const pg_tensor *x = c->in[0];
+    int64_t axes[PG_MAX_RANK];
+    int na = 0;
+    if ((st = get_axes(c, 1, axes, &na)))
+        return st;
+    int64_t shape[PG_MAX_RANK];
+    int r = 0;
+    if (unsqueeze) {
+        int orank = x->rank + na, mark[PG_MAX_RANK] = { 0 };
+        if (orank > PG_MAX_RANK || !na)
+            return FAIL(PG_ERR_SHAPE, "needs 1..%d axes", PG_MAX_RANK - x->rank);
+        for (int i = 0; i < na; i++) {
+            int a = pg_norm_axis(axes[i], orank);
+            if (a < 0 || mark[a])
+                return FAIL(PG_ERR_SHAPE, "axis %lld is out of range or repeated", (long long)axes[i]);
+            mark[a] = 1;
+        }
+        for (int d = 0, s = 0; d < orank; d++)
+            shape[r++] = mark[d] ? 1 : x->shape[s++];
+    } else {
+        int mark[PG_MAX_RANK] = { 0 };
+        for (int i = 0; i < na; i++) {
+            int a = pg_norm_axis(axes[i], x->rank);
+            if (a < 0)
+                return FAIL(PG_ERR_SHAPE, "axis %lld is out of range", (long long)axes[i]);
+            if (x->shape[a] != 1)
+                return FAIL(PG_ERR_SHAPE, "cannot squeeze axis %d of size %lld", a, (long long)x->shape[a]);
+            mark[a] = 1;
+        }
+        for (int d = 0; d < x->rank; d++)
+            if (!(na ? mark[d] : x->shape[d] == 1))
+                shape[r++] = x->shape[d];
+    }
+    set_out(c, 0, x->dtype, r, shape);
+    return PG_OK;
+}
+
+static pg_status infer_concat(infer_ctx *c)
+{
+    if (c->n_in < 1)
+        return FAIL(PG_ERR_GRAPH, "needs at least one input");
+    const pg_tensor *x = c->in[0];
+    int a = pg_norm_axis(pg_ir_attr_int(c->n, "axis", 0), x->rank);
+    if (!pg_ir_attr(c->n, "axis") && x->rank > 1)
+        return FAIL(PG_ERR_GRAPH, "attribute 'axis' is required");
+    if (a < 0)
+        return FAIL(PG_ERR_SHAPE, "axis out of range for rank %d", x->rank);
+    int64_t shape[PG_MAX_RANK];
+    memcpy(shape, x->shape, sizeof shape);
+    shape[a] = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        const pg_tensor *t = c->in[i];
+        if (!t)
+            return FAIL(PG_ERR_GRAPH, "input %d is missing", i);
+        if (t->dtype != x->dtype || t->rank != x->rank)
+            return FAIL(PG_ERR_SHAPE, "input %d ('%s') differs in dtype or rank from input 0", i, t->name);
+        for (int d = 0; d < x->rank; d++)
+            if (d != a && t->shape[d] != x->shape[d])
+                return FAIL(PG_ERR_SHAPE, "input %d ('%s') dim %d is %lld, input 0 has %lld", i,
+                            t->name, d, (long long)t->shape[d], (long long)x->shape[d]);
+        shape[a] += t->shape[a];
+    }
+    set_out(c, 0, x->dtype, x->rank, shape);
+    return PG_OK;
+}
+
+static pg_status infer_split(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 1, 2);
+    if (st) return st;
+    const pg_tensor *x = c->in[0];
+    int a = pg_norm_axis(pg_ir_attr_int(c->n, "axis", 0), x->rank);
+    if (a < 0)
+        return FAIL(PG_ERR_SHAPE, "axis out of range");
+    int no = c->n->n_outputs, ns = 0;
+    int64_t sizes[64];
+    if (no > 64)
+        return FAIL(PG_ERR_GRAPH, "at most 64 outputs");
+    if (has_in(c, 1)) {
+        if ((st = read_ints(c, 1, sizes, 64, &ns)))
+            return st;
+    } else {
+        const int64_t *sp = pg_ir_attr_ints(c->n, "split", &ns);
+        for (int i = 0; i < ns && i < 64; i++)
+            sizes[i] = sp[i];
+    }
+    if (!ns) {
+        int64_t each = (x->shape[a] + no - 1) / no;
+        for (int i = 0; i < no; i++) {
+            int64_t left = x->shape[a] - each * i;
+            sizes[i] = left < each ? (left > 0 ? left : 0) : each;
+        }
+        ns = no;
+    }
+    int64_t sum = 0;
+    for (int i = 0; i < ns; i++)
+        sum += sizes[i];
+    if (ns != no || sum != x->shape[a])
+        return FAIL(PG_ERR_SHAPE, "split sizes (%d of them, sum %lld) do not match %d outputs over "
+                    "a dim of %lld", ns, (long long)sum, no, (long long)x->shape[a]);
+    int64_t shape[PG_MAX_RANK];
+    memcpy(shape, x->shape, sizeof shape);
+    for (int i = 0; i < no; i++) {
+        shape[a] = sizes[i];
+        set_out(c, i, x->dtype, x->rank, shape);
+    }
+    return PG_OK;
+}
+
+/* ONNX Slice clamping: start/end clamped into the dim, per step sign. */
+void pg_slice_range(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *s0, int64_t *cnt)
+{
+    if (start < 0) start += dim;
+    if (end < 0) end += dim;
+    if (step > 0) {
+        start = start < 0 ? 0 : (start > dim ? dim : start);
+        end = end < 0 ? 0 : (end > dim ? dim : end);
+        *cnt = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+        start = start < 0 ? -1 : (start > dim - 1 ? dim - 1 : start);
+        end = end < -1 ? -1 : (end > dim - 1 ? dim - 1 : end);
+        *cnt = start > end ? (start - end - step - 1) / (-step) : 0;
+    }
+    *s0 = start;
+}
+
+static pg_status infer_slice(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 3, 5);
+    if (st) return st;
+    const pg_tensor *x = c->in[0];
+    int64_t starts[PG_MAX_RANK], ends[PG_MAX_RANK], axes[PG_MAX_RANK], steps[PG_MAX_RANK];
+    int ns, ne, na = 0, nst = 0;
+    if ((st = read_ints(c, 1, starts, PG_MAX_RANK, &ns)) || (st = read_ints(c, 2, ends, PG_MAX_RANK, &ne)))
+        return st;
+    if (has_in(c, 3) && (st = read_ints(c, 3, axes, PG_MAX_RANK, &na)))
+        return st;
+    if (has_in(c, 4) && (st = read_ints(c, 4, steps, PG_MAX_RANK, &nst)))
+        return st;
+    if (ne != ns || (has_in(c, 3) && na != ns) || (has_in(c, 4) && nst != ns))
+        return FAIL(PG_ERR_SHAPE, "starts, ends, axes and steps must have the same length");
+    int64_t shape[PG_MAX_RANK];
+    memcpy(shape, x->shape, sizeof shape);
+    for (int i = 0; i < ns; i++) {
+        int a = pg_norm_axis(has_in(c, 3) ? axes[i] : i, x->rank);
+        int64_t step = has_in(c, 4) ? steps[i] : 1, s0, cnt;
+        if (a < 0 || step == 0)
+            return FAIL(PG_ERR_SHAPE, "bad axis or zero step at position %d", i);
+        pg_slice_range(x->shape[a], starts[i], ends[i], step, &s0, &cnt);
+        shape[a] = cnt;
+    }
+    set_out(c, 0, x->dtype, x->rank, shape);
+    return PG_OK;
+}
+
+static pg_status infer_gather(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 2, 2);
+    if (st) return st;
+    const pg_tensor *x = c->in[0], *idx = c->in[1];
+    int a = pg_norm_axis(pg_ir_attr_int(c->n, "axis", 0), x->rank);
+    if (a < 0)
+        return FAIL(PG_ERR_SHAPE, "axis out of range for rank %d", x->rank);
+    if (idx->dtype != PG_DTYPE_INT64 && idx->dtype != PG_DTYPE_INT32)
+        return FAIL(PG_ERR_DTYPE, "indices '%s' must be int64 or int32", idx->name);
+    if (x->rank - 1 + idx->rank > PG_MAX_RANK)
+        return FAIL(PG_ERR_SHAPE, "result rank too large");
+    int64_t shape[PG_MAX_RANK];
+    int r = 0;
+    for (int d = 0; d < a; d++) shape[r++] = x->shape[d];
+    for (int d = 0; d < idx->rank; d++) shape[r++] = idx->shape[d];
+    for (int d = a + 1; d < x->rank; d++) shape[r++] = x->shape[d];
+    set_out(c, 0, x->dtype, r, shape);
+    return PG_OK;
+}
+
+static pg_status infer_expand(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 2, 2);
+    if (st) return st;
+    const pg_tensor *x = c->in[0];
+    int64_t tgt[PG_MAX_RANK];
+    int r = 0;
+    if ((st = read_ints(c, 1, tgt, PG_MAX_RANK, &r)))
+        return st;
+    int orank = r > x->rank ? r : x->rank;
+    int64_t shape[PG_MAX_RANK];
+    for (int d = 0; d < orank; d++) {
+        int64_t a = d - (orank - x->rank) >= 0 ? x->shape[d - (orank - x->rank)] : 1;
+        int64_t b = d - (orank - r) >= 0 ? tgt[d - (orank - r)] : 1;
+        if (a != b && a != 1 && b != 1)
+            return FAIL(PG_ERR_SHAPE, "input dim %lld does not broadcast to %lld", (long long)a, (long long)b);
+        shape[d] = a == 1 ? b : a;
+    }
+    set_out(c, 0, x->dtype, orank, shape);
+    return PG_OK;
+}
+
+static pg_status infer_shape_op(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 1, 1);
+    if (st) return st;
+    int r = c->in[0]->rank;
+    int64_t s = pg_ir_attr_int(c->n, "start", 0), e = pg_ir_attr_int(c->n, "end", r);
+    if (s < 0) s += r;
+    if (e < 0) e += r;
+    s = s < 0 ? 0 : (s > r ? r : s);
+    e = e < 0 ? 0 : (e > r ? r : e);
+    int64_t len = e > s ? e - s : 0;
+    set_out(c, 0, PG_DTYPE_INT64, 1, &len);
+    return PG_OK;
+}
+
+/* Constant: the value attribute (a tensor) or value_float/_int/_floats/_ints */
+static pg_status infer_constant(infer_ctx *c)
+{
+    const pg_attr *a = pg_ir_attr(c->n, "value");
+    if (a && a->type == PG_ATTR_TENSOR) {
+        const pg_tensor *v = a->tensor >= 0 && a->tensor < c->g->n_tensors ? c->g->tensors[a->tensor] : NULL;
+        if (!v || !v->data)
+            return FAIL(PG_ERR_GRAPH, "attribute 'value' is not a constant tensor");
+        set_out(c, 0, v->dtype, v->rank, v->shape);
+        return PG_OK;
+    }
+    if ((a = pg_ir_attr(c->n, "value_float"))) { set_out(c, 0, PG_DTYPE_FLOAT32, 0, NULL); return PG_OK; }
+    if ((a = pg_ir_attr(c->n, "value_int"))) { set_out(c, 0, PG_DTYPE_INT64, 0, NULL); return PG_OK; }
+    if ((a = pg_ir_attr(c->n, "value_floats"))) {
+        int64_t n = a->n;
+        set_out(c, 0, PG_DTYPE_FLOAT32, 1, &n);
+        return PG_OK;
+    }
+    if ((a = pg_ir_attr(c->n, "value_ints"))) {
+        int64_t n = a->n;
+        set_out(c, 0, PG_DTYPE_INT64, 1, &n);
+        return PG_OK;
+    }
+    return FAIL(PG_ERR_GRAPH, "needs a 'value' attribute");
+}
+
+static pg_status infer_constant_of_shape(infer_ctx *c)
+{
+    pg_status st = need_inputs(c, 1, 1);
+    if (st) return st;
+    int64_t shape[PG_MAX_RANK];
+    int r = 0;
+    if ((st = read_ints(c, 0, shape, PG_MAX_RANK, &r)))
+        return st;
+    pg_dtype dt = PG_DTYPE_FLOAT32;
+    const pg_attr *a = pg_ir_attr(c->n, "value");
+    if (a && a->type == PG_ATTR_TENSOR && a->tensor >= 0 && a->tensor < c->g->n_tensors &&
+        c->g->tensors[a->tensor])
+        dt = c->g->tensors[a->tensor]->dtype;
+    for (int d = 0; d < r; d++)
+        if (shape[d] < 0)
+            return FAIL(PG_ERR_SHAPE, "negative dim %lld", (long long)shape[d]);
+    set_out(c, 0, dt, r, shape);
+    return PG_OK;
+}
+
+static pg_status infer_node(infer_ctx *c)
+{
+    switch (c->n->op) {
+    case PG_OP_ADD: case PG_OP_SUB: case PG_OP_MUL: case PG_OP_DIV: case PG_OP_POW:
+    case PG_OP_EQUAL: case PG_OP_LESS: case PG_OP_GREATER: case PG_OP_AND: case PG_OP_OR:
+        return infer_binary(c);
+    case PG_OP_WHERE: return infer_where(c);
+    case PG_OP_SQRT: case PG_OP_RECIPROCAL: case PG_OP_ERF: case PG_OP_TANH: case PG_OP_RELU:
+    case PG_OP_GELU: case PG_OP_SIGMOID: case PG_OP_SILU: case PG_OP_NEG: case PG_OP_EXP:
+    case PG_OP_LOG: case PG_OP_ABS: case PG_OP_NOT: case PG_OP_CAST: case PG_OP_IDENTITY:
+        return infer_unary(c);
+    case PG_OP_SOFTMAX: return infer_same_float(c, 1, 1);
+    case PG_OP_LAYERNORM: return infer_same_float(c, 2, 3);
+    case PG_OP_RMSNORM: return infer_same_float(c, 2, 2);
+    case PG_OP_REDUCEMEAN: case PG_OP_REDUCESUM: return infer_reduce(c);
+    case PG_OP_MATMUL: case PG_OP_GEMM: case PG_OP_FUSED_MATMUL: case PG_OP_QKV_MATMUL:
+        return infer_matmul(c);
+    case PG_OP_FUSED_ATTENTION: return infer_attention(c);
+    case PG_OP_TRANSPOSE: return infer_transpose(c);
+    case PG_OP_RESHAPE: return infer_reshape(c);
+    case PG_OP_FLATTEN: return infer_flatten(c);
+    case PG_OP_SQUEEZE: return infer_squeeze(c, 0);
+    case PG_OP_UNSQUEEZE: return infer_squeeze(c, 1);
+    case PG_OP_CONCAT: return infer_concat(c);
+    case PG_OP_SPLIT: return infer_split(c);
+    case PG_OP_SLICE: return infer_slice(c);
+    case PG_OP_GATHER: return infer_gather(c);
+    case PG_OP_EXPAND: return infer_expand(c);
+    case PG_OP_SHAPE: return infer_shape_op(c);
+    case PG_OP_CONSTANT: return infer_constant(c);
+    case PG_OP_CONSTANTOFSHAPE: return infer_constant_of_shape(c);
+    default:
+        return FAIL(PG_ERR_GRAPH, "unknown op type '%s'", c->n->op_type);
+    }
+}
+
+/* Computes small int outputs at compile time by running the executor. */
+static pg_status compute_known(infer_ctx *c)
+{
+    pg_node *n = c->n;
+    pg_opcode op = n->op;
+    if (op == PG_OP_FUSED_ATTENTION || op == PG_OP_QKV_MATMUL || op == PG_OP_FUSED_MATMUL)
+        return PG_OK;
+    for (int i = 0; i < n->n_outputs; i++) {
+        pg_tensor *t = out_t(c, i);
+        int64_t ne = pg_tensor_numel(t);
+        if (ne < 0 || ne > KNOWN_MAX_ELEMS ||
+            (t->dtype != PG_DTYPE_INT64 && t->dtype != PG_DTYPE_INT32 && t->dtype != PG_DTYPE_BOOL))
+            return PG_OK;
+    }
+    const void *x[64];
+    for (int i = 0; i < c->n_in; i++) {
+        x[i] = NULL;
+        if (!c->in[i])
+            continue;
+        if (op == PG_OP_SHAPE)
+            continue;   /* reads only the descriptor */
+        if (!(x[i] = value_of(c->in[i])))
+            return PG_OK;
+    }
+    pg_exec_fn fn = pg_exec_lookup(op);
+    if (!fn)
+        return PG_OK;
+    void *y[16];
+    const pg_tensor *outs[16];
+    if (n->n_outputs > 16)
+        return PG_OK;
+    for (int i = 0; i < n->n_outputs; i++) {
+        pg_tensor *t = out_t(c, i);
+        pg_free(t->known);
+        t->known = pg_calloc(1, (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype) + 1);
+        if (!t->known)
+            return FAIL(PG_ERR_NOMEM, "out of memory");
+        y[i] = t->known;
+        outs[i] = t;
+    }
+    const void *state = NULL;   /* Constant / ConstantOfShape read their value attribute */
+    const pg_attr *va = pg_ir_attr(n, "value");
+    if (va && va->type == PG_ATTR_TENSOR && va->tensor >= 0 && va->tensor < c->g->n_tensors &&
+        c->g->tensors[va->tensor])
+        state = c->g->tensors[va->tensor]->data;
+    pg_kctx k = { .node = n, .n_in = c->n_in, .n_out = n->n_outputs,
+                  .in = (const pg_tensor *const *)c->in, .x = x, .out = outs, .y = y,
+                  .state = (void *)state };
+    pg_status st = fn(&k);
+    if (st != PG_OK) {
+        for (int i = 0; i < n->n_outputs; i++) {
+            pg_free(out_t(c, i)->known);
+            out_t(c, i)->known = NULL;
+        }
+    }
+    return st;
+}
+
+pg_status pg_ir_infer_shapes(pg_graph *g)
+{
+    int *order = pg_malloc(sizeof(int) * (size_t)(g->n_nodes + 1)), n = 0;
+    if (!order)
+        return pg_fail(PG_ERR_NOMEM, "out of memory");
+    pg_status st = pg_ir_topo_order(g, order, &n);
+    for (int i = 0; i < n && st == PG_OK; i++) {
+        infer_ctx c;
+        c.g = g;
+        c.n = g->nodes[order[i]];
+        if (c.n->n_inputs > 64) {
+            st = pg_fail(PG_ERR_GRAPH, "node '%s': more than 64 inputs", c.n->name);
+            break;
+        }
+        c.n_in = c.n->n_inputs;
+        for (int k = 0; k < c.n_in; k++) {
+            int t = c.n->inputs[k];
+            c.in[k] = t >= 0 ? g->tensors[t] : NULL;
+            if (c.in[k] && !pg_tensor_shape_known(c.in[k]) && c.in[k]->rank != 0) {
+                st = fail_node(&c, PG_ERR_SHAPE, "input %d ('%s') has no known shape", k, c.in[k]->name);
+                break;
+            }
+        }
+        if (st)
+            break;
+        if ((st = infer_node(&c)))
+            break;
+        for (int o = 0; o < c.n->n_outputs; o++) {
+            pg_tensor *t = out_t(&c, o);
+            if (t->rank > PG_MAX_RANK || !pg_dtype_size(t->dtype)) {
+                st = fail_node(&c, PG_ERR_SHAPE, "output '%s' has an unsupported shape or dtype", t->name);
+                break;
+            }
+        }
+        if (st == PG_OK)
+            st = compute_known(&c);
+    }
+    pg_free(order);
+    return st;
+}
