@@ -22,6 +22,7 @@
 #include "../core/cpu.h"
 #include "checkasm.h"
 #include "checks.h"
+#include "external.h"
 #include "selftest.h"
 
 #define GUARD_BYTES 64
@@ -259,7 +260,9 @@ int checkasm_check_variant(const pg_op *op, int v)
     finish_variant();
     if (v < 0 || v >= op->count - 1)
         return 0; /* the last entry is the reference itself */
-    const pg_variant *var = &op->variants[v];
+    const pg_variant *var = checkasm_external_variant(op, v);
+    if (!var)
+        return 0; /* external mode: only the loaded function is checked */
     uint64_t active = pg_cpu_active_flags();
     if ((var->required & active) != var->required)
         return 0;
@@ -421,6 +424,14 @@ static void list_functions(void)
         }
 }
 
+static int has_check(const char *name)
+{
+    for (int c = 0; c < checkasm_n_checks; c++)
+        if (!strcmp(checkasm_checks[c].name, name))
+            return 1;
+    return 0;
+}
+
 static void usage(void)
 {
     printf("usage: checkasm [--seed=N] [--function=GLOB] [--bench] [--small] [--list] [--selftest]\n"
@@ -428,7 +439,9 @@ static void usage(void)
            "  --bench          time each variant against the C reference\n"
            "  --small          small sizes (for runs under emulation; also CHECKASM_SMALL=1)\n"
            "  --list           list every op and variant and whether this CPU runs it\n"
-           "  --selftest       prove the harness catches planted faults\n");
+           "  --selftest       prove the harness catches planted faults\n"
+           "  --load=LIB.so --symbol=NAME --op=OP\n"
+           "                   check one external function as OP's first variant\n");
 }
 
 int main(int argc, char **argv)
@@ -448,6 +461,8 @@ int main(int argc, char **argv)
             state.list = 1;
         else if (!strcmp(a, "--selftest"))
             state.selftest = 1;
+        else if (checkasm_external_arg(a))
+            ;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage();
             return 0;
@@ -469,6 +484,8 @@ int main(int argc, char **argv)
     make_sizes();
     if (state.selftest)
         return checkasm_selftest() ? 0 : 1;
+    if (checkasm_external_enabled() && !checkasm_external_load(has_check))
+        return 2;
 
     pg_cpu_info ci;
     pg_cpu_get_info(&ci);

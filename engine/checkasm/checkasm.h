@@ -108,6 +108,10 @@ uint64_t checkasm_timer_ns(void);
 int checkasm_bench_iterations(uint64_t ns_one_call);
 void checkasm_bench_record(int is_new, uint64_t ns, int iterations);
 
+/* The entry point of slot v of op: the table's, or in external mode
+ * (external.c) the function loaded from --load for slot 0. */
+const void *checkasm_variant_fn(const pg_op *op, int v);
+
 #define declare_func(ret, ...)                                              \
     typedef ret checkasm_fn_t(__VA_ARGS__);                                 \
     typedef ret checkasm_wrapped_t(void *, __VA_ARGS__);                    \
@@ -118,7 +122,7 @@ void checkasm_bench_record(int is_new, uint64_t ns, int iterations);
 #define checkasm_set_funcs(op, v)                                           \
     do {                                                                    \
         func_ref = (checkasm_fn_t *)(op)->variants[(op)->count - 1].fn;     \
-        func_new = (checkasm_fn_t *)(op)->variants[(v)].fn;                 \
+        func_new = (checkasm_fn_t *)checkasm_variant_fn((op), (v));         \
     } while (0)
 
 #define call_ref(...) func_ref(__VA_ARGS__)

@@ -1,0 +1,113 @@
+/* external.c - check one function from outside the engine against an op's
+ * C reference, with that op's own check (sizes, tolerances, register
+ * canaries, guard bytes, crash recovery):
+ *
+ *   checkasm --load=./kernel.so --symbol=my_vadd --op=vadd [--bench]
+ *
+ * The notebook's %%peregrine kernel cell assembles a user's routine into a
+ * shared library and runs this in a subprocess, so a crash in the user's
+ * code is a message, never a dead Jupyter kernel.
+ *
+ * How: the op's check walks its table and asks checkasm_check_variant()
+ * which slots to test.  In external mode the first slot (v = 0, never the
+ * reference) stands for the loaded function: checkasm_external_variant()
+ * hands back a variant record naming the user's symbol, and
+ * checkasm_variant_fn() (behind checkasm_set_funcs) returns its address.
+ * Every other slot is skipped, and only the one op's check runs, once. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "checkasm.h"
+#include "external.h"
+
+static struct {
+    const char *lib_path, *symbol, *op_name;
+    const pg_op *op;
+    pg_variant variant;
+    void *handle;
+    int ran;
+} ext;
+
+int checkasm_external_arg(const char *a)
+{
+    if (!strncmp(a, "--load=", 7))
+        ext.lib_path = a + 7;
+    else if (!strncmp(a, "--symbol=", 9))
+        ext.symbol = a + 9;
+    else if (!strncmp(a, "--op=", 5))
+        ext.op_name = a + 5;
+    else
+        return 0;
+    return 1;
+}
+
+int checkasm_external_enabled(void)
+{
+    return ext.lib_path || ext.symbol || ext.op_name;
+}
+
+int checkasm_external_load(int (*has_check)(const char *op))
+{
+    if (!ext.lib_path || !ext.symbol || !ext.op_name) {
+        fprintf(stderr, "checkasm: --load, --symbol and --op go together\n");
+        return 0;
+    }
+    ext.op = pg_op_by_name(ext.op_name);
+    if (!ext.op) {
+        fprintf(stderr, "checkasm: unknown op '%s'\n", ext.op_name);
+        return 0;
+    }
+    if (!has_check(ext.op_name)) {
+        fprintf(stderr, "checkasm: op '%s' has no check to run an external function through\n",
+                ext.op_name);
+        return 0;
+    }
+    if (ext.op->count < 2) {
+        /* the checks only visit slots before the reference */
+        fprintf(stderr, "checkasm: op '%s' has no assembly slot on this architecture\n",
+                ext.op_name);
+        return 0;
+    }
+    ext.handle = dlopen(ext.lib_path, RTLD_NOW | RTLD_LOCAL);
+    if (!ext.handle) {
+        fprintf(stderr, "checkasm: cannot load %s: %s\n", ext.lib_path, dlerror());
+        return 0;
+    }
+    void *fn = dlsym(ext.handle, ext.symbol);
+    if (!fn) {
+        fprintf(stderr, "checkasm: %s does not export '%s' (declare it with PG_FUNC)\n",
+                ext.lib_path, ext.symbol);
+        return 0;
+    }
+    ext.variant.name = ext.symbol;
+    ext.variant.isa = "external";
+    ext.variant.required = 0;
+    ext.variant.fn = fn;
+    ext.variant.params = ext.op->variants[0].params;
+    return 1;
+}
+
+int checkasm_external_wants(const char *check_name)
+{
+    if (!checkasm_external_enabled())
+        return 1;
+    if (ext.ran || strcmp(check_name, ext.op->name))
+        return 0;
+    ext.ran = 1;
+    return 1;
+}
+
+const pg_variant *checkasm_external_variant(const pg_op *op, int v)
+{
+    if (!checkasm_external_enabled())
+        return &op->variants[v];
+    return op == ext.op && v == 0 ? &ext.variant : NULL;
+}
+
+const void *checkasm_variant_fn(const pg_op *op, int v)
+{
+    if (checkasm_external_enabled() && op == ext.op && v == 0)
+        return ext.variant.fn;
+    return op->variants[v].fn;
+}
