@@ -465,6 +465,43 @@ PG_API const char *pg_ggml_type_name(int type);
 PG_API int64_t pg_ggml_type_block_size(int type);
 PG_API int64_t pg_ggml_type_block_bytes(int type);
 
+/* ---- elementwise and row kernels (fp32) ------------------------------- */
+
+/* One call per op family, each over whole rows, for Python and the
+ * benchmarks (the graph executor calls the kernels through their tables).
+ * variant is an index into the op's variant table (pg_op_find,
+ * pg_variant_find) or -1 for the one dispatch picks, so variants can be
+ * raced.  A pointer may be NULL only when there is nothing to do; y may
+ * equal x (or a) with the same stride: in place.  Single-threaded. */
+
+/* y[i] = f(x[i]) for i < n.  op: "vexp" (or "exp"), "sigmoid", "silu",
+ * "tanh", "gelu_erf", "gelu_tanh" (the error bounds are in each op's
+ * header, engine/kernels/<op>/<op>.h). */
+PG_API pg_status pg_kernel_unary(const char *op, int variant, size_t n, const float *x, float *y);
+/* y[r * cols + c] = a[r * cols + c] (op) b[r * b_row_stride + c] for
+ * r < rows, c < cols: a and y dense; b_row_stride = 0 broadcasts one row of
+ * b to every row (a bias, a scale), cols or more walks b's rows.
+ * op: "add" (the vadd table) or "mul" (vmul). */
+PG_API pg_status pg_kernel_binary(const char *op, int variant, size_t rows, size_t cols,
+                                  const float *a, const float *b, size_t b_row_stride, float *y);
+/* Each row r: y = softmax(scale * x + mask), max-subtracted.  mask: NULL or
+ * one row of cols (additive: 0 keeps, -inf drops) broadcast to every row.
+ * Rows at x + r * ldx and y + r * ldy (ldx, ldy >= cols).  A row whose every
+ * value is -inf comes out NaN. */
+PG_API pg_status pg_kernel_softmax(int variant, size_t rows, size_t cols, const float *x,
+                                   size_t ldx, float scale, const float *mask, float *y,
+                                   size_t ldy);
+/* Each row: y = (x - mean) / sqrt(var + eps) * gamma + beta, var the biased
+ * (1/cols) variance.  gamma: cols floats, required; beta: cols floats or
+ * NULL for none.  eps >= 0. */
+PG_API pg_status pg_kernel_layernorm(int variant, size_t rows, size_t cols, const float *x,
+                                     size_t ldx, const float *gamma, const float *beta, float eps,
+                                     float *y, size_t ldy);
+/* Each row: y = x / sqrt(mean(x^2) + eps) * gamma; gamma required, eps >= 0. */
+PG_API pg_status pg_kernel_rmsnorm(int variant, size_t rows, size_t cols, const float *x,
+                                   size_t ldx, const float *gamma, float eps, float *y,
+                                   size_t ldy);
+
 /* PG_CFFI_END */
 
 #ifdef __cplusplus
