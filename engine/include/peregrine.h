@@ -502,6 +502,77 @@ PG_API pg_status pg_kernel_rmsnorm(int variant, size_t rows, size_t cols, const 
                                    size_t ldx, const float *gamma, float eps, float *y,
                                    size_t ldy);
 
+/* ---- Passes: the graph optimiser and its log, pass by pass ------------ */
+/*
+ * pg_compile runs the optimisation passes of its level (pg_compile_options:
+ * level 0 none, 1 basic, 2 extended, 3 layout; `disabled` names passes to
+ * skip - an unknown name is an error listing the known ones).  The model
+ * keeps what every pass did so a viewer can step through them:
+ *   entry 0            "input": the graph as built;
+ *   entries 1..count-1 every registered pass in the order they run, enabled
+ *                      or not, with its changes (node added / removed /
+ *                      rewritten, each with a reason such as "fused 9 nodes
+ *                      ReduceMean..Add into LayerNormalization 'ln_1'") and
+ *                      the graph as it stood after it (a snapshot: nodes in
+ *                      execution order with inputs, outputs, shapes, dtypes,
+ *                      attributes and a 'fused' mark).
+ * A model compiled at level 0 has no log (count 0).  Strings live as long as
+ * the model.
+ *
+ *   for (int p = 0; p < pg_model_pass_count(m); p++) {
+ *       pg_pass_info pi; pg_model_pass_info(m, p, &pi);
+ *       for (int i = 0; i < pi.n_changes; i++) { pg_pass_change c; pg_model_pass_change(m, p, i, &c); }
+ *       for (int i = 0; i < pi.n_nodes; i++) { pg_snapshot_node n; pg_model_snapshot_node(m, p, i, &n); }
+ *   }
+ */
+
+typedef enum pg_pass_change_kind {
+    PG_PASS_CHANGE_ADDED = 0,
+    PG_PASS_CHANGE_REMOVED = 1,
+    PG_PASS_CHANGE_REWRITTEN = 2
+} pg_pass_change_kind;
+
+typedef struct pg_pass_info {
+    const char *name;         /* "layernorm_fusion" ("input" for entry 0) */
+    const char *description;  /* one line */
+    int level;                /* 1 basic, 2 extended, 3 layout (0: the input entry) */
+    int enabled;              /* at or below the compile level and not disabled */
+    int ran;
+    int n_changes;
+    int n_nodes;              /* nodes in the snapshot after it */
+    double ms;                /* time the pass took */
+    int64_t const_bytes;      /* constant (weight) bytes in the graph after it */
+} pg_pass_info;
+
+typedef struct pg_pass_change {
+    pg_pass_change_kind kind;
+    const char *node;         /* the node's name */
+    const char *op;           /* its op type */
+    const char *reason;
+} pg_pass_change;
+
+typedef struct pg_snapshot_node {
+    const char *name;
+    const char *op;
+    const char *inputs;       /* tensor names, comma-separated ("" = absent input) */
+    const char *outputs;
+    const char *in_shapes;    /* "1x128x768;768x768" one per input ("?" unknown, "scalar") */
+    const char *shapes;       /* of the outputs, ';'-separated */
+    const char *dtypes;       /* of the outputs, ';'-separated ("float32") */
+    const char *attrs;        /* "axis=-1 epsilon=1e-05" */
+    int fused;                /* made by a fusion pass */
+} pg_snapshot_node;
+
+/* The passes this build has, in run order (enabled = 1, ran = 0 in the
+ * info: no model is involved). */
+PG_API int pg_pass_registry_count(void);
+PG_API pg_status pg_pass_registry_info(int i, pg_pass_info *out);
+/* Entries in a model's pass log (0 if it has none). */
+PG_API int pg_model_pass_count(const pg_model *m);
+PG_API pg_status pg_model_pass_info(const pg_model *m, int pass, pg_pass_info *out);
+PG_API pg_status pg_model_pass_change(const pg_model *m, int pass, int i, pg_pass_change *out);
+PG_API pg_status pg_model_snapshot_node(const pg_model *m, int pass, int i, pg_snapshot_node *out);
+
 /* PG_CFFI_END */
 
 #ifdef __cplusplus

@@ -1,0 +1,136 @@
+/* fuse_act.c - activation patterns collapsed into one node.
+ *
+ * erf-GELU, x * 0.5 * (1 + erf(x / sqrt 2)), in the forms torch.onnx.export
+ * writes (F.gelu, and the hand-written BERT gelu):
+ *
+ *   x -> Div(sqrt2) | Mul(1/sqrt2) -> Erf -> Add(1) -> then one of
+ *        Mul(x, .) -> Mul(., 0.5)          (F.gelu)
+ *        Mul(Mul(x, 0.5), .)               (x * 0.5 * (1 + erf))
+ *        Mul(., 0.5) -> Mul(x, .)          (0.5 * (1 + erf) * x)
+ *   -> Gelu(x)  (approximate = "none")
+ * Operands of Add and Mul may come in either order.
+ *
+ * SiLU:  Mul(x, Sigmoid(x)) -> SiLU(x). */
+#include <stdio.h>
+
+#include "match.h"
+#include "pass.h"
+
+#define SQRT2 1.4142135623730951
+#define TOL 1e-4
+
+/* A Mul by the constant 0.5 reading t (its sole reader): the Mul. */
+static pg_node *half_of(const pg_graph *g, int t)
+{
+    pg_node *m = pm_sole_consumer(g, t, PG_OP_MUL);
+    return m && pm_const_is(g, pm_other_input(m, t), 0.5, TOL) ? m : NULL;
+}
+
+static int try_gelu(pg_graph *g, pg_pass_ctx *c, pg_node *erf)
+{
+    pg_node *pre = pm_producer(g, erf->inputs[0], PG_OP_UNKNOWN);
+    if (!pre || pm_uses(g, pre->outputs[0]) != 1)
+        return 0;
+    int x;
+    if (pre->op == PG_OP_DIV && pm_const_is(g, pre->inputs[1], SQRT2, TOL))
+        x = pre->inputs[0];
+    else if (pre->op == PG_OP_MUL && pm_const_is(g, pre->inputs[1], 1.0 / SQRT2, TOL))
+        x = pre->inputs[0];
+    else if (pre->op == PG_OP_MUL && pm_const_is(g, pre->inputs[0], 1.0 / SQRT2, TOL))
+        x = pre->inputs[1];
+    else
+        return 0;
+    const pg_tensor *xt = pm_tensor(g, x);
+    if (!xt || xt->dtype != PG_DTYPE_FLOAT32)
+        return 0;
+    pg_node *add = pm_sole_consumer(g, erf->outputs[0], PG_OP_ADD);
+    if (!add || !pm_const_is(g, pm_other_input(add, erf->outputs[0]), 1.0, TOL))
+        return 0;
+    int nodes[6], n = 0;
+    nodes[n++] = pre->id;
+    nodes[n++] = erf->id;
+    nodes[n++] = add->id;
+    pg_node *m1 = pm_sole_consumer(g, add->outputs[0], PG_OP_MUL);
+    if (!m1)
+        return 0;
+    int other = pm_other_input(m1, add->outputs[0]), out = -1;
+    pg_node *half;
+    if (other == x && (half = half_of(g, m1->outputs[0]))) {
+        /* Mul(x, 1 + erf) -> Mul(., 0.5) */
+        nodes[n++] = m1->id;
+        nodes[n++] = half->id;
+        out = half->outputs[0];
+    } else if (pm_const_is(g, other, 0.5, TOL)) {
+        /* Mul(1 + erf, 0.5) -> Mul(x, .) */
+        pg_node *m2 = pm_sole_consumer(g, m1->outputs[0], PG_OP_MUL);
+        if (!m2 || pm_other_input(m2, m1->outputs[0]) != x)
+            return 0;
+        nodes[n++] = m1->id;
+        nodes[n++] = m2->id;
+        out = m2->outputs[0];
+    } else {
+        /* Mul(Mul(x, 0.5), 1 + erf) */
+        pg_node *hx = pm_producer(g, other, PG_OP_MUL);
+        if (!hx || pm_uses(g, other) != 1 || pm_other_input(hx, x) < 0 ||
+            !pm_const_is(g, pm_other_input(hx, x), 0.5, TOL))
+            return 0;
+        /* hx comes first in data order: list it first */
+        for (int i = n; i > 0; i--)
+            nodes[i] = nodes[i - 1];
+        nodes[0] = hx->id;
+        n++;
+        nodes[n++] = m1->id;
+        out = m1->outputs[0];
+    }
+    int f = pg_pass_fuse(c, g, nodes, n, "Gelu", "gelu", &x, 1, &out, 1);
+    if (f < 0)
+        return -1;
+    pg_ir_set_attr_string(g->nodes[f], "approximate", "none");
+    return 1;
+}
+
+static int try_silu(pg_graph *g, pg_pass_ctx *c, pg_node *sig)
+{
+    int x = sig->inputs[0];
+    const pg_tensor *xt = pm_tensor(g, x);
+    if (!xt || xt->dtype != PG_DTYPE_FLOAT32)
+        return 0;
+    pg_node *mul = pm_sole_consumer(g, sig->outputs[0], PG_OP_MUL);
+    if (!mul || pm_other_input(mul, sig->outputs[0]) != x)
+        return 0;
+    int nodes[2] = { sig->id, mul->id }, out = mul->outputs[0];
+    return pg_pass_fuse(c, g, nodes, 2, "SiLU", "silu", &x, 1, &out, 1) < 0 ? -1 : 1;
+}
+
+static pg_status run_each(pg_graph *g, pg_pass_ctx *c, pg_opcode op,
+                          int (*try_one)(pg_graph *, pg_pass_ctx *, pg_node *))
+{
+    pg_status st = pg_pass_need_shapes(g, c);
+    if (st)
+        return st;
+    int n0 = g->n_nodes;
+    for (int id = 0; id < n0; id++)
+        if (g->nodes[id] && g->nodes[id]->op == op && try_one(g, c, g->nodes[id]) < 0)
+            return pg_last_status();
+    return PG_OK;
+}
+
+static pg_status run_gelu(pg_graph *g, pg_pass_ctx *c)
+{
+    return run_each(g, c, PG_OP_ERF, try_gelu);
+}
+
+static pg_status run_silu(pg_graph *g, pg_pass_ctx *c)
+{
+    return run_each(g, c, PG_OP_SIGMOID, try_silu);
+}
+
+const pg_pass_def pg_pass_gelu_fusion = {
+    "gelu_fusion", 2, "x * 0.5 * (1 + Erf(x / sqrt 2)) in its exported forms -> Gelu",
+    run_gelu,
+};
+
+const pg_pass_def pg_pass_silu_fusion = {
+    "silu_fusion", 2, "Mul(x, Sigmoid(x)) -> SiLU",
+    run_silu,
+};

@@ -1,0 +1,235 @@
+/* fuse_matmul.c - MatMul epilogues and QKV projections.
+ *
+ * matmul_epilogue_fusion:
+ *   MatMul(A, W) -> Add(bias) [-> Relu | Gelu | Sigmoid | Tanh | SiLU]
+ *   -> FusedMatMul(A, W, bias) with activation
+ * when W is a constant 2-D float32 [K, N] and the bias a constant of N
+ * elements applying per column (shape [N], [1, N], ...).  A MatMul with a
+ * constant weight followed directly by an activation fuses the same way
+ * without a bias.  Every intermediate must be read only by the next node.
+ *
+ * qkv_fusion:
+ *   three MatMul / FusedMatMul reading the same A with constant [K, Ni]
+ *   weights (the same K, the same activation and alpha)
+ *   -> one QKVMatMul(A, [Wq | Wk | Wv], [bq | bk | bv]) whose three outputs
+ *      are the old ones (the planner lays them out as views of one block).
+ * A missing bias next to present ones becomes zeros.  When an input feeds
+ * more than three such products (rare), the first three in node order are
+ * taken. */
+#include <stdio.h>
+#include <string.h>
+
+#include "match.h"
+#include "pass.h"
+
+/* W is a constant 2-D float32 row-major weight: its [K, N]. */
+static int const_weight(const pg_graph *g, int w, int64_t *K, int64_t *N)
+{
+    const pg_tensor *t = pm_tensor(g, w);
+    if (!pm_const_f32(g, w) || t->rank != 2)
+        return 0;
+    *K = t->shape[0];
+    *N = t->shape[1];
+    return 1;
+}
+
+/* bias: a float32 constant of N elements, all in its last dim. */
+static int col_bias(const pg_graph *g, int b, int64_t N)
+{
+    const pg_tensor *t = pm_tensor(g, b);
+    if (!pm_const_f32(g, b) || t->rank < 1 || t->shape[t->rank - 1] != N ||
+        pg_tensor_numel(t) != N)
+        return 0;
+    return 1;
+}
+
+static const char *act_name(const pg_node *n)
+{
+    switch (n->op) {
+    case PG_OP_RELU: return "relu";
+    case PG_OP_SIGMOID: return "sigmoid";
+    case PG_OP_TANH: return "tanh";
+    case PG_OP_SILU: return "silu";
+    case PG_OP_GELU: {
+        const char *a = pg_ir_attr_string(n, "approximate", "none");
+        return !strcmp(a, "tanh") ? "gelu_tanh" : !strcmp(a, "none") ? "gelu" : NULL;
+    }
+    default: return NULL;
+    }
+}
+
+static int try_epilogue(pg_graph *g, pg_pass_ctx *c, pg_node *mm)
+{
+    int64_t K, N;
+    if (mm->n_inputs != 2 || !const_weight(g, mm->inputs[1], &K, &N))
+        return 0;
+    const pg_tensor *a = pm_tensor(g, mm->inputs[0]);
+    if (!a || a->rank < 2 || a->dtype != PG_DTYPE_FLOAT32)
+        return 0;
+    int nodes[3] = { mm->id }, n = 1, out = mm->outputs[0], bias = -1;
+    pg_node *add = pm_sole_consumer(g, out, PG_OP_ADD);
+    if (add) {
+        int b = pm_other_input(add, out);
+        /* the Add must not broadcast the product up to a bigger shape */
+        if (col_bias(g, b, N) && g->tensors[b]->rank <= g->tensors[add->outputs[0]]->rank &&
+            pm_same_shape(g->tensors[out], g->tensors[add->outputs[0]])) {
+            bias = b;
+            nodes[n++] = add->id;
+            out = add->outputs[0];
+        }
+    }
+    const char *act = "none";
+    pg_node *an = pm_sole_consumer(g, out, PG_OP_UNKNOWN);
+    if (an && an->n_inputs == 1 && act_name(an)) {
+        act = act_name(an);
+        nodes[n++] = an->id;
+        out = an->outputs[0];
+    }
+    if (n == 1)
+        return 0;   /* nothing to fuse */
+    int ins[3] = { mm->inputs[0], mm->inputs[1], bias };
+    int f = pg_pass_fuse(c, g, nodes, n, "FusedMatMul", "fmm", ins, bias >= 0 ? 3 : 2, &out, 1);
+    if (f < 0)
+        return -1;
+    pg_ir_set_attr_string(g->nodes[f], "activation", act);
+    return 1;
+}
+
+static pg_status run_epilogue(pg_graph *g, pg_pass_ctx *c)
+{
+    pg_status st = pg_pass_need_shapes(g, c);
+    if (st)
+        return st;
+    int n0 = g->n_nodes;
+    for (int id = 0; id < n0; id++)
+        if (g->nodes[id] && g->nodes[id]->op == PG_OP_MATMUL && try_epilogue(g, c, g->nodes[id]) < 0)
+            return pg_last_status();
+    return PG_OK;
+}
+
+/* ---- QKV ----------------------------------------------------------------- */
+
+typedef struct proj {
+    pg_node *n;
+    int64_t  K, N;
+    int      bias;   /* tensor id or -1 */
+} proj;
+
+static int as_proj(const pg_graph *g, pg_node *n, int a, proj *p)
+{
+    if (n->op != PG_OP_MATMUL && n->op != PG_OP_FUSED_MATMUL)
+        return 0;
+    if (n->n_inputs < 2 || n->inputs[0] != a || n->inputs[1] == a || n->n_outputs != 1)
+        return 0;
+    if (!const_weight(g, n->inputs[1], &p->K, &p->N))
+        return 0;
+    p->n = n;
+    p->bias = n->n_inputs > 2 ? n->inputs[2] : -1;
+    if (p->bias >= 0 && !col_bias(g, p->bias, p->N))
+        return 0;
+    return 1;
+}
+
+static int same_epilogue(const pg_node *a, const pg_node *b)
+{
+    return !strcmp(pg_ir_attr_string(a, "activation", "none"),
+                   pg_ir_attr_string(b, "activation", "none")) &&
+           pg_ir_attr_float(a, "alpha", 1.0f) == pg_ir_attr_float(b, "alpha", 1.0f);
+}
+
+static int try_qkv(pg_graph *g, pg_pass_ctx *c, int a)
+{
+    const pg_tensor *at = pm_tensor(g, a);
+    if (!at || at->dtype != PG_DTYPE_FLOAT32 || at->rank < 2)
+        return 0;
+    proj p[3];
+    int np = 0;
+    PG_IR_FOR_NODES(g, n) {
+        if (np == 3)
+            break;
+        proj q;
+        if (!as_proj(g, n, a, &q))
+            continue;
+        if (np && (q.K != p[0].K || !same_epilogue(p[0].n, q.n)))
+            continue;
+        p[np++] = q;
+    }
+    if (np < 3)
+        return 0;
+    int64_t K = p[0].K, Nt = p[0].N + p[1].N + p[2].N;
+    char wname[96], bname[96];
+    pg_ir_unique_name(g, "qkv_weight", wname, sizeof wname);
+    int64_t wshape[2] = { K, Nt };
+    int w = pg_ir_add_const(g, wname, PG_DTYPE_FLOAT32, 2, wshape, NULL);
+    if (w < 0)
+        return -1;
+    float *wd = g->tensors[w]->data;
+    int64_t c0 = 0;
+    for (int i = 0; i < 3; i++) {
+        const float *src = g->tensors[p[i].n->inputs[1]]->data;
+        for (int64_t k = 0; k < K; k++)
+            memcpy(wd + k * Nt + c0, src + k * p[i].N, sizeof(float) * (size_t)p[i].N);
+        c0 += p[i].N;
+    }
+    int b = -1;
+    if (p[0].bias >= 0 || p[1].bias >= 0 || p[2].bias >= 0) {
+        pg_ir_unique_name(g, "qkv_bias", bname, sizeof bname);
+        b = pg_ir_add_const(g, bname, PG_DTYPE_FLOAT32, 1, &Nt, NULL);   /* zero-filled */
+        if (b < 0)
+            return -1;
+        float *bd = g->tensors[b]->data;
+        c0 = 0;
+        for (int i = 0; i < 3; i++) {
+            if (p[i].bias >= 0)
+                memcpy(bd + c0, g->tensors[p[i].bias]->data, sizeof(float) * (size_t)p[i].N);
+            c0 += p[i].N;
+        }
+    }
+    char act[32];
+    snprintf(act, sizeof act, "%s", pg_ir_attr_string(p[0].n, "activation", "none"));
+    float alpha = pg_ir_attr_float(p[0].n, "alpha", 1.0f);
+    int nodes[3] = { p[0].n->id, p[1].n->id, p[2].n->id };
+    int outs[3] = { p[0].n->outputs[0], p[1].n->outputs[0], p[2].n->outputs[0] };
+    int64_t splits[3] = { p[0].N, p[1].N, p[2].N };
+    int ins[3] = { a, w, b };
+    int f = pg_pass_fuse(c, g, nodes, 3, "QKVMatMul", "qkv", ins, b >= 0 ? 3 : 2, outs, 3);
+    if (f < 0)
+        return -1;
+    pg_ir_set_attr_ints(g->nodes[f], "splits", splits, 3);
+    pg_ir_set_attr_string(g->nodes[f], "activation", act);
+    if (alpha != 1.0f)
+        pg_ir_set_attr_float(g->nodes[f], "alpha", alpha);
+    return 1;
+}
+
+static pg_status run_qkv(pg_graph *g, pg_pass_ctx *c)
+{
+    pg_status st = pg_pass_need_shapes(g, c);
+    if (st)
+        return st;
+    /* candidate inputs: the A of every product, once each */
+    int nt = g->n_tensors;
+    for (int t = 0; t < nt; t++) {
+        if (!g->tensors[t])
+            continue;
+        int r;
+        /* an input may feed several triples (e.g. 6 products): repeat */
+        while ((r = try_qkv(g, c, t)) == 1)
+            ;
+        if (r < 0)
+            return pg_last_status();
+    }
+    return PG_OK;
+}
+
+const pg_pass_def pg_pass_matmul_epilogue_fusion = {
+    "matmul_epilogue_fusion", 2,
+    "MatMul(A, const W) + per-column bias (+ Relu/Gelu/...) -> FusedMatMul",
+    run_epilogue,
+};
+
+const pg_pass_def pg_pass_qkv_fusion = {
+    "qkv_fusion", 2,
+    "three projections of one input with constant weights -> one QKVMatMul over [Wq|Wk|Wv]",
+    run_qkv,
+};

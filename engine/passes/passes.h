@@ -1,0 +1,58 @@
+/* passes.h - the graph optimiser: named rewrite passes in levels, and the
+ * log of what each one did (the snapshots a viewer steps through).
+ *
+ * Levels (as ONNX Runtime's):
+ *   0  none      - the graph runs as built
+ *   1  basic     - shape inference, constant folding, no-op elimination,
+ *                  common subexpressions, dead code
+ *   2  extended  - pattern fusions: LayerNorm, RMSNorm, GELU, SiLU,
+ *                  MatMul epilogues, attention, QKV projections
+ *   3  layout    - constant weights pre-packed into the SGEMM panel layout
+ * A level runs every pass of that level and below, in the fixed order of
+ * the registry (passes.c); any pass can be switched off by name.
+ *
+ * The compile step owns the graph and the log:
+ *
+ *     pg_pass_log *log = pg_pass_log_new();
+ *     pg_status st = pg_passes_run(g, level, "cse,gelu_fusion", log);
+ *     ...   // keep log with the compiled model, pg_pass_log_free() with it
+ */
+#ifndef PG_PASSES_H
+#define PG_PASSES_H
+
+#include "../graph/ir.h"
+
+#define PG_PASS_LEVEL_MAX 3
+
+typedef struct pg_pass_log pg_pass_log;
+
+/* An empty log (NULL + error on OOM). */
+pg_pass_log *pg_pass_log_new(void);
+void pg_pass_log_free(pg_pass_log *log);
+
+/* Runs the passes of `level` (0..3) on g, in place.  disabled_csv: pass
+ * names separated by commas (spaces allowed), or NULL / "".  An unknown
+ * name is PG_ERR_INVALID_ARG with a message listing the known passes, and
+ * nothing runs.  log may be NULL; otherwise it is cleared and then gets one
+ * entry for the input graph plus one per registered pass (enabled or not).
+ * A pass that leaves a graph that fails verification or shape inference is
+ * reported as PG_ERR_INTERNAL naming the pass. */
+pg_status pg_passes_run(pg_graph *g, int level, const char *disabled_csv, pg_pass_log *log);
+
+/* The log of the last pg_passes_run on g that was given no log of its own
+ * (the compile step's), or NULL.  Such logs are kept by the pass module in
+ * a small table keyed by the graph (its address, node array and node
+ * count, so a freed graph's log is never handed to a new one); the oldest
+ * is dropped past PG_PASS_LOG_KEEP.  A caller that owns a pg_pass_log and
+ * passes it in does not need this. */
+#define PG_PASS_LOG_KEEP 16
+const pg_pass_log *pg_passes_log_of(const pg_graph *g);
+
+/* The registry, for listings: count, and each pass's name, level and one
+ * line of description (NULL for a bad index). */
+int         pg_passes_count(void);
+const char *pg_passes_name(int i);
+int         pg_passes_level(int i);
+const char *pg_passes_description(int i);
+
+#endif
