@@ -465,6 +465,58 @@ PG_API const char *pg_ggml_type_name(int type);
 PG_API int64_t pg_ggml_type_block_size(int type);
 PG_API int64_t pg_ggml_type_block_bytes(int type);
 
+/* ---- tokenizer: byte-level BPE from a GGUF file ---------------------- */
+
+/* Built from tokenizer.ggml.* metadata (model "gpt2"); copies what it needs,
+ * so the GGUF may be closed afterwards.  Pre-tokenizers: "smollm" and its
+ * family (every digit its own word, then the GPT-2 rules), and "gpt2" and
+ * its family; others are PG_ERR_UNSUPPORTED. */
+typedef struct pg_tokenizer pg_tokenizer;
+
+/* Token types (tokenizer.ggml.token_type). */
+typedef enum pg_token_type {
+    PG_TOKEN_UNDEFINED = 0,
+    PG_TOKEN_NORMAL = 1,
+    PG_TOKEN_UNKNOWN = 2,
+    PG_TOKEN_CONTROL = 3,
+    PG_TOKEN_USER_DEFINED = 4,
+    PG_TOKEN_UNUSED = 5,
+    PG_TOKEN_BYTE = 6
+} pg_token_type;
+
+PG_API pg_status pg_tokenizer_from_gguf(const pg_gguf *g, pg_tokenizer **out);
+PG_API void pg_tokenizer_free(pg_tokenizer *t);
+PG_API int32_t pg_tokenizer_vocab_size(const pg_tokenizer *t);
+/* Special ids from the file, -1 where it names none. */
+PG_API int32_t pg_tokenizer_bos(const pg_tokenizer *t);
+PG_API int32_t pg_tokenizer_eos(const pg_tokenizer *t);
+/* tokenizer.ggml.pre ("smollm"). */
+PG_API const char *pg_tokenizer_pre(const pg_tokenizer *t);
+/* The token's vocabulary text (byte-mapped form, "Ġthe"), NULL + error if out of range. */
+PG_API const char *pg_tokenizer_token_text(const pg_tokenizer *t, int32_t id);
+/* pg_token_type of a token, -1 + error if out of range. */
+PG_API int pg_tokenizer_token_type(const pg_tokenizer *t, int32_t id);
+/* Token id of an exact vocabulary text, -1 if none (no error). */
+PG_API int32_t pg_tokenizer_find(const pg_tokenizer *t, const char *text);
+
+/* Encode len bytes of UTF-8 (invalid bytes become U+FFFD, as llama.cpp
+ * does).  add_bos puts the BOS id first.  parse_special: control and
+ * user-defined tokens written in the text ("<|im_start|>") become their
+ * ids; otherwise only user-defined ones do.  If capacity is too small the
+ * call fails with PG_ERR_SHAPE and *n_out says how many ids it needs. */
+PG_API pg_status pg_tokenize(const pg_tokenizer *t, const char *text, size_t len,
+                             int add_bos, int parse_special,
+                             int32_t *ids, size_t capacity, size_t *n_out);
+/* The bytes one token stands for (maybe part of a UTF-8 character).
+ * Control tokens give their text when special is set, nothing otherwise.
+ * Too small a buffer: PG_ERR_SHAPE with *n_out = bytes needed.  Not
+ * NUL-terminated. */
+PG_API pg_status pg_token_to_piece(const pg_tokenizer *t, int32_t id, int special,
+                                   char *buf, size_t capacity, size_t *n_out);
+/* The bytes of a token sequence (pieces concatenated), same conventions. */
+PG_API pg_status pg_detokenize(const pg_tokenizer *t, const int32_t *ids, size_t n_ids,
+                               int special, char *buf, size_t capacity, size_t *n_out);
+
 /* ---- elementwise and row kernels (fp32) ------------------------------- */
 
 /* One call per op family, each over whole rows, for Python and the

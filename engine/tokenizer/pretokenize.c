@@ -1,0 +1,133 @@
+/* pretokenize.c - split text into the words BPE runs on.
+ *
+ * The rules are the regexes the tokenizers were trained with, as llama.cpp
+ * applies them (llama-vocab.cpp picks the regexes per tokenizer.ggml.pre,
+ * unicode.cpp runs them); written here as plain scans over code points:
+ *
+ *   GPT-2:   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+ *   SmolLM, StarCoder and kin: first \p{N} (every digit its own piece, the
+ *            text between digits another), then the GPT-2 rules inside each
+ *            piece.
+ *
+ * Each rule only looks inside the piece it splits: a code point past the
+ * piece's end has no class at all, so "\s+(?!\S)" at the end of a piece
+ * takes all of its trailing white space.  Contractions are case-sensitive
+ * ASCII, as in the GPT-2 regex. */
+#include "tokenizer.h"
+#include "unicode_class.h"
+
+typedef struct piece {
+    const uint32_t *cps;
+    size_t          begin, end;
+} piece;
+
+static unsigned cls(const piece *p, size_t pos)
+{
+    return pos >= p->begin && pos < p->end ? pg_cp_class(p->cps[pos]) : 0;
+}
+
+static uint32_t cp_at(const piece *p, size_t pos)
+{
+    return pos >= p->begin && pos < p->end ? p->cps[pos] : 0xffffffffu;
+}
+
+/* Appends the lengths (in code points) of the words of one piece. */
+static void split_gpt2(const piece *p, pg_word_list *out)
+{
+    size_t prev = p->begin, pos = p->begin;
+#define EMIT(end_)                                                   \
+    do {                                                             \
+        size_t e_ = (end_);                                          \
+        if (e_ > prev)                                               \
+            pg_word_list_push(out, e_ - prev);                       \
+        prev = e_;                                                   \
+    } while (0)
+    while (pos < p->end) {
+        uint32_t c = cp_at(p, pos);
+        unsigned k = cls(p, pos);
+        /* 's 't 'm 'd 're 've 'll */
+        if (c == '\'' && pos + 1 < p->end) {
+            uint32_t n1 = cp_at(p, pos + 1);
+            if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd') {
+                EMIT(pos + 2);
+                pos += 2;
+                continue;
+            }
+            if (pos + 2 < p->end) {
+                uint32_t n2 = cp_at(p, pos + 2);
+                if ((n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') || (n1 == 'l' && n2 == 'l')) {
+                    EMIT(pos + 3);
+                    pos += 3;
+                    continue;
+                }
+            }
+        }
+        /* an optional leading space, then a run of one class */
+        unsigned k2 = c == ' ' ? cls(p, pos + 1) : k;
+        if (k2 & PG_CP_LETTER) {
+            pos += c == ' ';
+            while (cls(p, pos) & PG_CP_LETTER)
+                pos++;
+            EMIT(pos);
+            continue;
+        }
+        if (k2 & PG_CP_NUMBER) {
+            pos += c == ' ';
+            while (cls(p, pos) & PG_CP_NUMBER)
+                pos++;
+            EMIT(pos);
+            continue;
+        }
+        if (k2 && !(k2 & (PG_CP_SPACE | PG_CP_LETTER | PG_CP_NUMBER))) {
+            pos += c == ' ';
+            for (;;) {
+                unsigned kk = cls(p, pos);
+                if (!kk || (kk & (PG_CP_SPACE | PG_CP_LETTER | PG_CP_NUMBER)))
+                    break;
+                pos++;
+            }
+            EMIT(pos);
+            continue;
+        }
+        size_t ws = 0;
+        while (cls(p, pos + ws) & PG_CP_SPACE)
+            ws++;
+        /* \s+(?!\S): white space before a non-space leaves its last one to
+         * lead the next word */
+        if (ws > 1 && pos + ws < p->end) {
+            pos += ws - 1;
+            EMIT(pos);
+            continue;
+        }
+        if (ws > 0) {
+            pos += ws;
+            EMIT(pos);
+            continue;
+        }
+        EMIT(++pos);   /* nothing matched: one code point alone */
+    }
+#undef EMIT
+}
+
+void pg_pretokenize(pg_pretok_kind kind, const uint32_t *cps, size_t n, pg_word_list *out)
+{
+    if (kind == PG_PRETOK_GPT2) {
+        piece p = { cps, 0, n };
+        split_gpt2(&p, out);
+        return;
+    }
+    /* PG_PRETOK_DIGITS: every \p{N} code point is a piece of its own */
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        int digit = i < n && (pg_cp_class(cps[i]) & PG_CP_NUMBER);
+        if (i == n || digit) {
+            if (i > start) {
+                piece p = { cps, start, i };
+                split_gpt2(&p, out);
+            }
+            if (digit)
+                pg_word_list_push(out, 1);
+            start = i + 1;
+        }
+    }
+}

@@ -1,0 +1,448 @@
+/* tokenizer.c - the public tokenizer: built from GGUF metadata, encode
+ * (special tokens, pre-tokenizer, byte map, BPE), decode.
+ *
+ * Encoding follows llama.cpp's llama_tokenize for a "gpt2" vocabulary:
+ *   1. special tokens written in the text are cut out first, longest text
+ *      first, every occurrence left to right (control and unknown tokens
+ *      only when parse_special is set; user-defined ones always);
+ *   2. each remaining stretch of text is split into words by the
+ *      pre-tokenizer the file names (tokenizer.ggml.pre);
+ *   3. each word's UTF-8 bytes are mapped to GPT-2's printable code points
+ *      and merged by rank (bpe.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "tokenizer.h"
+#include "unicode_class.h"
+
+void pg_word_list_push(pg_word_list *l, size_t len)
+{
+    if (l->n == l->cap) {
+        size_t c = l->cap ? l->cap * 2 : 256;
+        size_t *p = realloc(l->len, c * sizeof *p);
+        if (!p) {
+            l->oom = 1;
+            return;
+        }
+        l->len = p;
+        l->cap = c;
+    }
+    l->len[l->n++] = len;
+}
+
+/* ---- loading ---------------------------------------------------------- */
+
+/* Pre-tokenizer names llama.cpp maps to the two rule sets implemented. */
+static const char *const digits_family[] = {
+    "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva",
+};
+static const char *const gpt2_family[] = {
+    "gpt-2", "gpt2", "mpt", "olmo", "jais", "trillion", "granite-docling",
+};
+
+static int in_list(const char *s, size_t len, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strlen(list[i]) == len && memcmp(list[i], s, len) == 0)
+            return 1;
+    return 0;
+}
+
+static pg_status get_str(const pg_gguf *g, const char *key, const char **s, uint64_t *len)
+{
+    int64_t i = pg_gguf_find_key(g, key);
+    if (i < 0)
+        return pg_fail(PG_ERR_FORMAT, "tokenizer: the GGUF file has no '%s'", key);
+    return pg_gguf_get_string(g, i, s, len);
+}
+
+static int32_t get_id(const pg_gguf *g, const char *key, int32_t n_vocab)
+{
+    int64_t i = pg_gguf_find_key(g, key), v;
+    if (i < 0 || pg_gguf_get_int(g, i, &v) != PG_OK || v < 0 || v >= n_vocab)
+        return -1;
+    return (int32_t)v;
+}
+
+static int longer_text_first(const void *a, const void *b, void *t_)
+{
+    const pg_tokenizer *t = t_;
+    uint32_t la = t->tok_len[*(const int32_t *)a], lb = t->tok_len[*(const int32_t *)b];
+    if (la != lb)
+        return la > lb ? -1 : 1;
+    return *(const int32_t *)a - *(const int32_t *)b;
+}
+
+static pg_status load(pg_tokenizer *t, const pg_gguf *g)
+{
+    const char *s;
+    uint64_t len, n_tok, n_merge = 0;
+    pg_status st = get_str(g, "tokenizer.ggml.model", &s, &len);
+    if (st != PG_OK)
+        return st;
+    if (len != 4 || memcmp(s, "gpt2", 4) != 0)
+        return pg_fail(PG_ERR_UNSUPPORTED, "tokenizer: model '%.*s' is not supported (only "
+                       "byte-level BPE, 'gpt2')", (int)(len > 64 ? 64 : len), s);
+    if (get_str(g, "tokenizer.ggml.pre", &s, &len) != PG_OK) {
+        s = "gpt2";   /* what llama.cpp assumes for files older than the key */
+        len = 4;
+    }
+    if (in_list(s, len, digits_family, sizeof digits_family / sizeof *digits_family))
+        t->pretok = PG_PRETOK_DIGITS;
+    else if (in_list(s, len, gpt2_family, sizeof gpt2_family / sizeof *gpt2_family))
+        t->pretok = PG_PRETOK_GPT2;
+    else
+        return pg_fail(PG_ERR_UNSUPPORTED, "tokenizer: pre-tokenizer '%.*s' is not implemented "
+                       "(smollm, starcoder, gpt2 and their kin are)", (int)(len > 64 ? 64 : len), s);
+    memcpy(t->pre, s, len < sizeof t->pre - 1 ? len : sizeof t->pre - 1);
+
+    int64_t ki = pg_gguf_find_key(g, "tokenizer.ggml.tokens");
+    if (ki < 0)
+        return pg_fail(PG_ERR_FORMAT, "tokenizer: the GGUF file has no 'tokenizer.ggml.tokens'");
+    if ((st = pg_gguf_array_len(g, ki, &n_tok)) != PG_OK)
+        return st;
+    if (n_tok == 0 || n_tok > INT32_MAX / 2)
+        return pg_fail(PG_ERR_FORMAT, "tokenizer: %llu tokens", (unsigned long long)n_tok);
+    int64_t mi = pg_gguf_find_key(g, "tokenizer.ggml.merges");
+    if (mi >= 0 && (st = pg_gguf_array_len(g, mi, &n_merge)) != PG_OK)
+        return st;
+    if (n_merge > INT32_MAX / 2)
+        return pg_fail(PG_ERR_FORMAT, "tokenizer: %llu merges", (unsigned long long)n_merge);
+    int64_t ti = pg_gguf_find_key(g, "tokenizer.ggml.token_type");
+    uint64_t n_types = 0;
+    if (ti >= 0 && ((st = pg_gguf_array_len(g, ti, &n_types)) != PG_OK))
+        return st;
+    if (ti >= 0 && n_types != n_tok)
+        return pg_fail(PG_ERR_FORMAT, "tokenizer: %llu token types for %llu tokens",
+                       (unsigned long long)n_types, (unsigned long long)n_tok);
+
+    /* one arena for every token text and merge, NUL-terminated each */
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < n_tok + n_merge; i++) {
+        if ((st = i < n_tok ? pg_gguf_array_get_string(g, ki, i, &s, &len)
+                            : pg_gguf_array_get_string(g, mi, i - n_tok, &s, &len)) != PG_OK)
+            return st;
+        if (len > UINT32_MAX - 1)
+            return pg_fail(PG_ERR_FORMAT, "tokenizer: a token of %llu bytes", (unsigned long long)len);
+        total += len + 1;
+    }
+    t->n_vocab = (int32_t)n_tok;
+    t->text = malloc(total ? total : 1);
+    t->tok_off = malloc(n_tok * sizeof *t->tok_off);
+    t->tok_len = malloc(n_tok * sizeof *t->tok_len);
+    t->tok_type = malloc(n_tok);
+    if (!t->text || !t->tok_off || !t->tok_len || !t->tok_type)
+        return pg_fail(PG_ERR_NOMEM, "tokenizer: out of memory");
+    if ((st = pg_strmap_init(&t->vocab, t->text, (uint32_t)n_tok)) != PG_OK ||
+        (st = pg_strmap_init(&t->merges, t->text, (uint32_t)(n_merge ? n_merge : 1))) != PG_OK)
+        return st;
+    uint64_t off = 0;
+    for (uint64_t i = 0; i < n_tok; i++) {
+        pg_gguf_array_get_string(g, ki, i, &s, &len);
+        memcpy(t->text + off, s, len);
+        t->text[off + len] = '\0';
+        t->tok_off[i] = off;
+        t->tok_len[i] = (uint32_t)len;
+        int64_t ty = PG_TOKEN_NORMAL;
+        if (ti >= 0 && pg_gguf_array_get_int(g, ti, i, &ty) != PG_OK)
+            return pg_last_status();
+        t->tok_type[i] = (uint8_t)(ty >= 0 && ty <= PG_TOKEN_BYTE ? ty : PG_TOKEN_UNDEFINED);
+        pg_strmap_put(&t->vocab, off, (uint32_t)len, (int32_t)i, 1);   /* a repeated text: the last id wins */
+        off += len + 1;
+    }
+    for (uint64_t i = 0; i < n_merge; i++) {
+        pg_gguf_array_get_string(g, mi, i, &s, &len);
+        memcpy(t->text + off, s, len);
+        t->text[off + len] = '\0';
+        pg_strmap_put(&t->merges, off, (uint32_t)len, (int32_t)i, 0);   /* the first rank wins */
+        off += len + 1;
+    }
+
+    t->bos = get_id(g, "tokenizer.ggml.bos_token_id", t->n_vocab);
+    t->eos = get_id(g, "tokenizer.ggml.eos_token_id", t->n_vocab);
+
+    /* tokens matched literally in the text, longest first */
+    t->special = malloc(n_tok * sizeof *t->special);
+    if (!t->special)
+        return pg_fail(PG_ERR_NOMEM, "tokenizer: out of memory");
+    for (int32_t i = 0; i < t->n_vocab; i++) {
+        int ty = t->tok_type[i];
+        if ((ty == PG_TOKEN_CONTROL || ty == PG_TOKEN_USER_DEFINED || ty == PG_TOKEN_UNKNOWN) &&
+            t->tok_len[i] > 0)
+            t->special[t->n_special++] = i;
+    }
+    qsort_r(t->special, (size_t)t->n_special, sizeof *t->special, longer_text_first, t);
+
+    for (int b = 0; b < 256; b++)
+        t->byte_utf8_len[b] = (uint8_t)pg_utf8_encode(pg_byte_to_cp((uint8_t)b), t->byte_utf8[b]);
+    return PG_OK;
+}
+
+pg_status pg_tokenizer_from_gguf(const pg_gguf *g, pg_tokenizer **out)
+{
+    if (!out)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_tokenizer_from_gguf: out is NULL");
+    *out = NULL;
+    if (!g)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_tokenizer_from_gguf: the GGUF handle is NULL");
+    pg_tokenizer *t = calloc(1, sizeof *t);
+    if (!t)
+        return pg_fail(PG_ERR_NOMEM, "tokenizer: out of memory");
+    pg_status st = load(t, g);
+    if (st != PG_OK) {
+        pg_tokenizer_free(t);
+        return st;
+    }
+    *out = t;
+    return PG_OK;
+}
+
+void pg_tokenizer_free(pg_tokenizer *t)
+{
+    if (!t)
+        return;
+    pg_strmap_free(&t->vocab);
+    pg_strmap_free(&t->merges);
+    free(t->text);
+    free(t->tok_off);
+    free(t->tok_len);
+    free(t->tok_type);
+    free(t->special);
+    free(t);
+}
+
+int32_t pg_tokenizer_vocab_size(const pg_tokenizer *t) { return t ? t->n_vocab : 0; }
+int32_t pg_tokenizer_bos(const pg_tokenizer *t) { return t ? t->bos : -1; }
+int32_t pg_tokenizer_eos(const pg_tokenizer *t) { return t ? t->eos : -1; }
+const char *pg_tokenizer_pre(const pg_tokenizer *t) { return t ? t->pre : ""; }
+
+static int bad_id(const pg_tokenizer *t, int32_t id, const char *fn)
+{
+    if (!t) {
+        pg_fail(PG_ERR_INVALID_ARG, "%s: the tokenizer is NULL", fn);
+        return 1;
+    }
+    if (id < 0 || id >= t->n_vocab) {
+        pg_fail(PG_ERR_INVALID_ARG, "%s: token id %d out of range (vocabulary of %d)", fn, id,
+                t->n_vocab);
+        return 1;
+    }
+    return 0;
+}
+
+const char *pg_tokenizer_token_text(const pg_tokenizer *t, int32_t id)
+{
+    return bad_id(t, id, "pg_tokenizer_token_text") ? NULL : t->text + t->tok_off[id];
+}
+
+int pg_tokenizer_token_type(const pg_tokenizer *t, int32_t id)
+{
+    return bad_id(t, id, "pg_tokenizer_token_type") ? -1 : t->tok_type[id];
+}
+
+int32_t pg_tokenizer_find(const pg_tokenizer *t, const char *text)
+{
+    if (!t || !text)
+        return -1;
+    return pg_strmap_get(&t->vocab, text, strlen(text), NULL, 0);
+}
+
+/* ---- encoding --------------------------------------------------------- */
+
+typedef struct encoder {
+    const pg_tokenizer *t;
+    int32_t            *ids;
+    size_t              cap, n;
+    uint32_t           *cps;
+    uint8_t            *word;     /* byte-mapped word, up to 2 bytes per byte */
+    pg_word_list        words;
+    pg_bpe_scratch      bpe;
+} encoder;
+
+static void emit(void *ctx, int32_t id)
+{
+    encoder *e = ctx;
+    if (e->n < e->cap)
+        e->ids[e->n] = id;
+    e->n++;   /* counted past the capacity, to tell the caller what it needs */
+}
+
+/* Pre-tokenize and merge one stretch of text without special tokens. */
+static void encode_raw(encoder *e, const uint8_t *s, size_t len)
+{
+    size_t n_cp = pg_utf8_decode(s, len, e->cps);
+    e->words.n = 0;
+    pg_pretokenize(e->t->pretok, e->cps, n_cp, &e->words);
+    size_t at = 0;
+    for (size_t w = 0; w < e->words.n; w++) {
+        size_t wl = 0;
+        for (size_t k = at; k < at + e->words.len[w]; k++) {
+            uint8_t u[4];
+            int nb = pg_utf8_encode(e->cps[k], u);
+            for (int j = 0; j < nb; j++) {
+                memcpy(e->word + wl, e->t->byte_utf8[u[j]], e->t->byte_utf8_len[u[j]]);
+                wl += e->t->byte_utf8_len[u[j]];
+            }
+        }
+        at += e->words.len[w];
+        pg_bpe_word(e->t, &e->bpe, (const char *)e->word, wl, emit, e);
+    }
+}
+
+/* First occurrence of needle in hay[0..n), or NULL. */
+static const uint8_t *find_bytes(const uint8_t *hay, size_t n, const char *needle, size_t m)
+{
+    if (m == 0 || m > n)
+        return NULL;
+    for (size_t i = 0; i + m <= n; i++)
+        if (hay[i] == (uint8_t)needle[0] && memcmp(hay + i, needle, m) == 0)
+            return hay + i;
+    return NULL;
+}
+
+/* Encode text[0..len): find the first special token (in the priority
+ * order: longest first) anywhere in it, encode what is left of it, emit
+ * it, continue right of it.  The recursion on the left part starts from the
+ * next special in order, which is how llama.cpp's repeated partitioning
+ * comes out: a longer special always wins over a shorter one inside it. */
+static void encode_span(encoder *e, const uint8_t *s, size_t len, int32_t first_special,
+                        int parse_special)
+{
+    for (int32_t k = first_special; k < e->t->n_special; k++) {
+        int32_t id = e->t->special[k];
+        int ty = e->t->tok_type[id];
+        if (!parse_special && ty != PG_TOKEN_USER_DEFINED)
+            continue;
+        const char *txt = e->t->text + e->t->tok_off[id];
+        size_t tl = e->t->tok_len[id];
+        const uint8_t *hit = find_bytes(s, len, txt, tl);
+        if (!hit)
+            continue;
+        /* every occurrence of this special, the stretches between them
+         * partitioned further by the specials after it */
+        while (hit) {
+            encode_span(e, s, (size_t)(hit - s), k + 1, parse_special);
+            emit(e, id);
+            len -= (size_t)(hit - s) + tl;
+            s = hit + tl;
+            hit = find_bytes(s, len, txt, tl);
+        }
+        encode_span(e, s, len, k + 1, parse_special);
+        return;
+    }
+    if (len)
+        encode_raw(e, s, len);
+}
+
+pg_status pg_tokenize(const pg_tokenizer *t, const char *text, size_t len, int add_bos,
+                      int parse_special, int32_t *ids, size_t capacity, size_t *n_out)
+{
+    if (!t || (!text && len) || (!ids && capacity) || !n_out)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_tokenize: NULL tokenizer, text, ids or n_out");
+    *n_out = 0;
+    if (len > SIZE_MAX / 8)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_tokenize: text of %zu bytes is too long", len);
+    if (add_bos && t->bos < 0)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_tokenize: add_bos, but the vocabulary has no BOS token");
+    encoder e = { .t = t, .ids = ids, .cap = capacity };
+    /* a code point per byte at most; a byte maps to at most 2 bytes, and
+     * an invalid byte becomes U+FFFD (3 bytes, so 6 mapped) */
+    e.cps = malloc((len ? len : 1) * sizeof *e.cps);
+    e.word = malloc((len ? len : 1) * 6);
+    if (!e.cps || !e.word) {
+        free(e.cps);
+        free(e.word);
+        return pg_fail(PG_ERR_NOMEM, "pg_tokenize: out of memory for %zu bytes of text", len);
+    }
+    if (add_bos)
+        emit(&e, t->bos);
+    encode_span(&e, (const uint8_t *)text, len, 0, parse_special);
+    int oom = e.words.oom || e.bpe.oom;
+    free(e.cps);
+    free(e.word);
+    free(e.words.len);
+    pg_bpe_scratch_free(&e.bpe);
+    if (oom)
+        return pg_fail(PG_ERR_NOMEM, "pg_tokenize: out of memory");
+    *n_out = e.n;
+    if (e.n > capacity)
+        return pg_fail(PG_ERR_SHAPE, "pg_tokenize: the text needs %zu ids, the buffer holds %zu",
+                       e.n, capacity);
+    return PG_OK;
+}
+
+/* ---- decoding --------------------------------------------------------- */
+
+/* Append the bytes of one token to buf (as far as it has room); returns
+ * how many it stands for. */
+static size_t piece(const pg_tokenizer *t, int32_t id, int special, char *buf, size_t room)
+{
+    const uint8_t *s = (const uint8_t *)t->text + t->tok_off[id];
+    size_t len = t->tok_len[id], n = 0;
+    int ty = t->tok_type[id];
+    if (ty == PG_TOKEN_USER_DEFINED ||
+        (special && (ty == PG_TOKEN_CONTROL || ty == PG_TOKEN_UNKNOWN))) {
+        if (buf)
+            memcpy(buf, s, len < room ? len : room);
+        return len;
+    }
+    if (ty != PG_TOKEN_NORMAL)
+        return 0;   /* control tokens without special, unused, byte: nothing */
+    /* undo the byte map, code point by code point; a code point that maps
+     * to no byte is passed through as its UTF-8 */
+    uint32_t cps[64];
+    size_t i = 0;
+    while (i < len) {
+        size_t chunk = len - i < 64 ? len - i : 64;
+        /* do not cut a UTF-8 character: back off to a lead byte */
+        while (chunk > 1 && i + chunk < len && (s[i + chunk] & 0xc0) == 0x80)
+            chunk--;
+        size_t nc = pg_utf8_decode(s + i, chunk, cps);
+        for (size_t c = 0; c < nc; c++) {
+            int b = pg_cp_to_byte(cps[c]);
+            uint8_t u[4];
+            int nb = b >= 0 ? 1 : pg_utf8_encode(cps[c], u);
+            if (b >= 0)
+                u[0] = (uint8_t)b;
+            for (int k = 0; k < nb; k++, n++)
+                if (buf && n < room)
+                    buf[n] = (char)u[k];
+        }
+        i += chunk;
+    }
+    return n;
+}
+
+pg_status pg_token_to_piece(const pg_tokenizer *t, int32_t id, int special, char *buf,
+                            size_t capacity, size_t *n_out)
+{
+    if (bad_id(t, id, "pg_token_to_piece"))
+        return pg_last_status();
+    if ((!buf && capacity) || !n_out)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_token_to_piece: NULL buf or n_out");
+    size_t n = piece(t, id, special, buf, capacity);
+    *n_out = n;
+    if (n > capacity)
+        return pg_fail(PG_ERR_SHAPE, "pg_token_to_piece: token %d needs %zu bytes, the buffer "
+                       "holds %zu", id, n, capacity);
+    return PG_OK;
+}
+
+pg_status pg_detokenize(const pg_tokenizer *t, const int32_t *ids, size_t n_ids, int special,
+                        char *buf, size_t capacity, size_t *n_out)
+{
+    if (!t || (!ids && n_ids) || (!buf && capacity) || !n_out)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_detokenize: NULL tokenizer, ids, buf or n_out");
+    size_t n = 0;
+    for (size_t i = 0; i < n_ids; i++) {
+        if (bad_id(t, ids[i], "pg_detokenize"))
+            return pg_last_status();
+        n += piece(t, ids[i], special, n < capacity ? buf + n : NULL, n < capacity ? capacity - n : 0);
+    }
+    *n_out = n;
+    if (n > capacity)
+        return pg_fail(PG_ERR_SHAPE, "pg_detokenize: the text needs %zu bytes, the buffer holds %zu",
+                       n, capacity);
+    return PG_OK;
+}

@@ -1,0 +1,91 @@
+/* tokenizer.h - the byte-level BPE tokenizer's insides (the public calls
+ * are in peregrine.h, section "tokenizer").
+ *
+ *   tokenizer.c   API: load from GGUF, special-token split, encode, decode
+ *   pretokenize.c the pre-tokenizer rules (text -> words)
+ *   bpe.c         merges by rank inside one word
+ *   strmap.c      string -> int tables (vocabulary, merge ranks)
+ *   unicode_class.c  character classes, UTF-8, the GPT-2 byte map */
+#ifndef PG_TOKENIZER_TOKENIZER_H
+#define PG_TOKENIZER_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "peregrine.h"
+
+/* ---- pre-tokenizer ---- */
+
+typedef enum pg_pretok_kind {
+    PG_PRETOK_GPT2 = 0,     /* the GPT-2 regex alone */
+    PG_PRETOK_DIGITS = 1    /* \p{N} split first, then GPT-2 (smollm, starcoder, ...) */
+} pg_pretok_kind;
+
+/* Word lengths in code points; push never fails loudly: oom is set. */
+typedef struct pg_word_list {
+    size_t *len;
+    size_t  n, cap;
+    int     oom;
+} pg_word_list;
+
+void pg_word_list_push(pg_word_list *l, size_t len);
+void pg_pretokenize(pg_pretok_kind kind, const uint32_t *cps, size_t n, pg_word_list *out);
+
+/* ---- string -> int32 tables ---- */
+
+typedef struct pg_strmap_entry {
+    uint64_t off;    /* key bytes at arena + off */
+    uint32_t len;
+    int32_t  val;
+} pg_strmap_entry;
+
+typedef struct pg_strmap {
+    const char      *arena;
+    pg_strmap_entry *entries;
+    uint32_t        *slots;   /* entry index + 1; 0 = empty */
+    uint64_t         mask;
+    uint32_t         n;
+} pg_strmap;
+
+/* Room for n entries over keys in arena. */
+pg_status pg_strmap_init(pg_strmap *m, const char *arena, uint32_t n);
+void pg_strmap_free(pg_strmap *m);
+/* Insert; an existing key keeps its value unless replace is set. */
+void pg_strmap_put(pg_strmap *m, uint64_t off, uint32_t len, int32_t val, int replace);
+/* Value of the key a (+ sep + b when b is not NULL), -1 when absent. */
+int32_t pg_strmap_get(const pg_strmap *m, const char *a, size_t alen, const char *b, size_t blen);
+
+/* ---- the tokenizer ---- */
+
+struct pg_tokenizer {
+    char            pre[32];
+    pg_pretok_kind  pretok;
+    int32_t         n_vocab;
+    char           *text;      /* every token text, NUL-terminated, then every merge */
+    uint64_t       *tok_off;
+    uint32_t       *tok_len;
+    uint8_t        *tok_type;
+    pg_strmap       vocab;     /* token text -> id */
+    pg_strmap       merges;    /* "left right" -> rank */
+    int32_t         bos, eos;
+    int32_t        *special;   /* ids matched in raw text, longest text first */
+    int32_t         n_special;
+    uint8_t         byte_utf8[256][2];   /* GPT-2 byte map, as UTF-8 */
+    uint8_t         byte_utf8_len[256];
+};
+
+/* Scratch for one encode call (grown as needed, freed at the end). */
+typedef struct pg_bpe_scratch {
+    struct pg_bpe_sym  *sym;
+    size_t              sym_cap;
+    struct pg_bpe_pair *heap;
+    size_t              heap_n, heap_cap;
+    int                 oom;
+} pg_bpe_scratch;
+
+/* Merge one byte-mapped word and hand each resulting id to emit. */
+void pg_bpe_word(const pg_tokenizer *t, pg_bpe_scratch *s, const char *word, size_t len,
+                 void (*emit)(void *ctx, int32_t id), void *ctx);
+void pg_bpe_scratch_free(pg_bpe_scratch *s);
+
+#endif
