@@ -205,7 +205,7 @@ static int check_driver_case(int v, bufs *b, size_t M, size_t N, size_t K, int t
 static int check_driver(int v, bufs *b)
 {
     static const size_t edge[] = { 0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33 };
-    static const size_t big[][3] = { { 64, 129, 300 }, { 13, 29, 400 }, { 37, 50, 1000 },
+    static const size_t big[][3] = { { 64, 129, 300 }, { 13, 29, 1100 }, { 37, 50, 1000 },
                                      { 100, 300, 777 }, { 8, 1536, 384 } };
     int small = checkasm_small();
     int n_edge = PG_COUNTOF(edge), n_big = small ? 2 : PG_COUNTOF(big);

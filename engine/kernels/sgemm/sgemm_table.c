@@ -4,7 +4,7 @@
 #if defined(__x86_64__)
 static const pg_sgemm_params p_6x16 = { 6, 16 };
 #endif
-#if defined(__aarch64__) && defined(PG_SGEMM_NEON_READY)
+#if defined(__aarch64__)
 static const pg_sgemm_params p_8x12 = { 8, 12 };
 #endif
 static const pg_sgemm_params p_4x8 = { 4, 8 };
@@ -14,7 +14,7 @@ static const pg_variant variants[] = {
     { "f32_gemm_6x16_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
       (const void *)pg_f32_gemm_6x16_avx2_fma3, &p_6x16 },
 #endif
-#if defined(__aarch64__) && defined(PG_SGEMM_NEON_READY)
+#if defined(__aarch64__)
     { "f32_gemm_8x12_neon", "neon", PG_CPU_NEON, (const void *)pg_f32_gemm_8x12_neon, &p_8x12 },
 #endif
     { "f32_gemm_4x8_c", "c", 0, (const void *)pg_f32_gemm_4x8_c, &p_4x8 },
