@@ -207,6 +207,102 @@ def gemv(x: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None,
     return y
 
 
+# ---- elementwise and row ops --------------------------------------------------------
+
+UNARY_OPS = {"exp": "vexp", "sigmoid": "sigmoid", "silu": "silu", "tanh": "tanh",
+             "gelu": "gelu_erf", "gelu_erf": "gelu_erf", "gelu_tanh": "gelu_tanh"}
+BINARY_OPS = {"add": "vadd", "mul": "vmul"}
+
+
+def unary(op: str, x: np.ndarray, variant: str | int | None = None) -> np.ndarray:
+    """y = f(x) elementwise; op one of exp, sigmoid, silu, tanh, gelu (erf
+    form), gelu_tanh."""
+    if op not in UNARY_OPS:
+        raise InvalidArgumentError(f"unknown unary op '{op}' (known: {', '.join(UNARY_OPS)})")
+    x = _f32("x", x, (1, 2))
+    if x.ndim == 2 and x.shape[0] > 1 and x.strides[0] != 4 * x.shape[1]:
+        raise InvalidArgumentError("x must be contiguous")
+    y = np.empty_like(x)
+    table = UNARY_OPS[op]
+    check(lib.pg_kernel_unary(table.encode(), variant_index(table, variant), x.size, _ptr(x), _wptr(y)))
+    return y
+
+
+def binary(op: str, a: np.ndarray, b: np.ndarray, variant: str | int | None = None) -> np.ndarray:
+    """y = a (op) b for op add or mul; b is a tensor of a's shape or one row
+    broadcast to every row of a (a bias, a scale)."""
+    if op not in BINARY_OPS:
+        raise InvalidArgumentError(f"unknown binary op '{op}' (known: {', '.join(BINARY_OPS)})")
+    a = np.ascontiguousarray(_f32("a", a, (1, 2)))
+    b = _f32("b", b, (1, 2))
+    rows, cols = (1, a.shape[0]) if a.ndim == 1 else a.shape
+    if b.shape == a.shape:
+        b = np.ascontiguousarray(b)
+        stride = cols
+    elif b.shape[-1] == cols and (b.ndim == 1 or b.shape[0] == 1):
+        stride = 0
+    else:
+        raise ShapeError(f"b {b.shape} neither matches a {a.shape} nor is one row of {cols}")
+    y = np.empty_like(a)
+    table = BINARY_OPS[op]
+    check(lib.pg_kernel_binary(op.encode(), variant_index(table, variant), rows, cols,
+                               _ptr(a), _ptr(b), stride, _wptr(y)))
+    return y
+
+
+def _rows(name: str, x: np.ndarray) -> tuple[np.ndarray, int, int]:
+    x = _f32(name, x, (1, 2))
+    if x.ndim == 1:
+        x = x[None, :]
+    return x, x.shape[0], x.shape[1]
+
+
+def _row_param(name: str, v: np.ndarray | None, cols: int, required: bool = True):
+    if v is None:
+        if required:
+            raise InvalidArgumentError(f"{name} is required")
+        return None
+    v = _f32(name, v, 1)
+    if v.shape[0] != cols:
+        raise ShapeError(f"{name} has {v.shape[0]} elements, expected {cols}")
+    return v
+
+
+def softmax(x: np.ndarray, scale: float = 1.0, mask: np.ndarray | None = None,
+            variant: str | int | None = None) -> np.ndarray:
+    """Row-wise softmax(scale * x + mask), max-subtracted; mask is one
+    additive row broadcast to every row."""
+    x2, rows, cols = _rows("x", x)
+    mask = _row_param("mask", mask, cols, required=False)
+    y = np.empty((rows, cols), np.float32)
+    check(lib.pg_kernel_softmax(variant_index("softmax", variant), rows, cols, _ptr(x2), _ld(x2),
+                                float(scale), _ptr(mask), _wptr(y), _ld(y)))
+    return y.reshape(x.shape)
+
+
+def layernorm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray | None = None, eps: float = 1e-5,
+              variant: str | int | None = None) -> np.ndarray:
+    """Row-wise (x - mean) / sqrt(var + eps) * gamma + beta."""
+    x2, rows, cols = _rows("x", x)
+    gamma = _row_param("gamma", gamma, cols)
+    beta = _row_param("beta", beta, cols, required=False)
+    y = np.empty((rows, cols), np.float32)
+    check(lib.pg_kernel_layernorm(variant_index("layernorm", variant), rows, cols, _ptr(x2), _ld(x2),
+                                  _ptr(gamma), _ptr(beta), float(eps), _wptr(y), _ld(y)))
+    return y.reshape(x.shape)
+
+
+def rmsnorm(x: np.ndarray, gamma: np.ndarray, eps: float = 1e-5,
+            variant: str | int | None = None) -> np.ndarray:
+    """Row-wise x / sqrt(mean(x^2) + eps) * gamma."""
+    x2, rows, cols = _rows("x", x)
+    gamma = _row_param("gamma", gamma, cols)
+    y = np.empty((rows, cols), np.float32)
+    check(lib.pg_kernel_rmsnorm(variant_index("rmsnorm", variant), rows, cols, _ptr(x2), _ld(x2),
+                                _ptr(gamma), float(eps), _wptr(y), _ld(y)))
+    return y.reshape(x.shape)
+
+
 # ---- yardsticks -------------------------------------------------------------------
 
 def measure_peak(threads: int = 1) -> dict[str, float]:
@@ -248,7 +344,23 @@ def _case(op: str, shape: Sequence[int], variant: str, threads: int | None, rng)
         x = rng.standard_normal(K, dtype=np.float32)
         b = rng.standard_normal((K, N), dtype=np.float32)
         return (lambda: gemv(x, b, variant=variant)), 2.0 * N * K, 4.0 * (K * N + K + N)
-    raise InvalidArgumentError(f"benchmark does not know how to run '{op}' yet (sgemm, gemv)")
+    if op in ("softmax", "layernorm", "rmsnorm"):
+        rows, cols = shape
+        x = rng.standard_normal((rows, cols), dtype=np.float32)
+        g = rng.standard_normal(cols, dtype=np.float32)
+        run = {"softmax": lambda: softmax(x, variant=variant),
+               "layernorm": lambda: layernorm(x, g, g, variant=variant),
+               "rmsnorm": lambda: rmsnorm(x, g, variant=variant)}[op]
+        return run, 5.0 * rows * cols, 8.0 * rows * cols
+    unary_tables = {t: name for name, t in UNARY_OPS.items()}
+    if op in unary_tables or op in BINARY_OPS.values():
+        (n,) = shape
+        x = rng.standard_normal(n, dtype=np.float32)
+        if op in unary_tables:
+            return (lambda: unary(unary_tables[op], x, variant=variant)), 1.0 * n, 8.0 * n
+        name = {t: k for k, t in BINARY_OPS.items()}[op]
+        return (lambda: binary(name, x, x, variant=variant)), 1.0 * n, 12.0 * n
+    raise InvalidArgumentError(f"benchmark does not know how to run '{op}' (known: {', '.join(ops())})")
 
 
 def benchmark(op: str, shapes: Iterable[Sequence[int]], variants: Iterable[str] | None = None,
@@ -256,7 +368,8 @@ def benchmark(op: str, shapes: Iterable[Sequence[int]], variants: Iterable[str] 
               progress: Callable[[int, int], None] | None = None):
     """Race the variants of op on each shape (interleaved, median of `repeat`
     batches); returns a DataFrame with seconds, GFLOP/s, GB/s and the speed-up
-    over the C reference.  Shapes: sgemm (M, N, K); gemv (N, K)."""
+    over the C reference.  Shapes: sgemm (M, N, K); gemv (N, K); softmax and
+    the norms (rows, cols); elementwise tables such as vexp or vadd (n,)."""
     import pandas as pd
 
     names = list(variants) if variants is not None else runnable_variants(op)

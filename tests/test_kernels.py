@@ -101,3 +101,64 @@ def test_benchmark_returns_a_row_per_variant():
     df = kernels.benchmark("sgemm", [(16, 32, 16)], repeat=2, min_time=0.001)
     assert set(df.variant) == set(kernels.runnable_variants("sgemm"))
     assert (df.gflops > 0).all()
+
+
+def erf_np(x):
+    from math import erf
+    return np.vectorize(erf)(x.astype(np.float64))
+
+
+UNARY_REF = {
+    "exp": np.exp,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "silu": lambda x: x / (1 + np.exp(-x)),
+    "tanh": np.tanh,
+    "gelu": lambda x: 0.5 * x * (1 + erf_np(x / np.sqrt(2))),
+    "gelu_tanh": lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))),
+}
+
+
+@pytest.mark.parametrize("op", sorted(UNARY_REF))
+def test_unary_ops_every_variant(op):
+    x = np.concatenate([rng.uniform(-20, 20, 1001), [0.0, -0.0, 1e-30, -87.0, 88.0]]).astype(np.float32)
+    if op == "exp":
+        x = np.clip(x, -80, 80)
+    want = UNARY_REF[op](x.astype(np.float64))
+    for v in kernels.runnable_variants(kernels.UNARY_OPS[op]):
+        got = kernels.unary(op, x, variant=v)
+        assert np.allclose(got, want, rtol=2e-6, atol=2e-6), (op, v)
+
+
+@pytest.mark.parametrize("op", ["add", "mul"])
+def test_binary_ops_with_row_broadcast(op):
+    a, b, row = rand(5, 37), rand(5, 37), rand(37)
+    f = np.add if op == "add" else np.multiply
+    for v in kernels.runnable_variants(kernels.BINARY_OPS[op]):
+        assert np.array_equal(kernels.binary(op, a, b, variant=v), f(a, b))
+        assert np.array_equal(kernels.binary(op, a, row, variant=v), f(a, row))
+
+
+def test_row_ops_every_variant():
+    x = rand(7, 385)
+    g, beta, mask = rand(385), rand(385), np.where(rng.random(385) < 0.2, -np.inf, 0).astype(np.float32)
+    z = 0.125 * x.astype(np.float64) + mask
+    sm = np.exp(z - z.max(1, keepdims=True))
+    sm /= sm.sum(1, keepdims=True)
+    mu, var = x.mean(1, keepdims=True), x.var(1, keepdims=True)
+    ln = (x - mu) / np.sqrt(var + 1e-5) * g + beta
+    rms = x / np.sqrt((x.astype(np.float64) ** 2).mean(1, keepdims=True) + 1e-6) * g
+    for v in kernels.runnable_variants("softmax"):
+        assert np.allclose(kernels.softmax(x, 0.125, mask, variant=v), sm, rtol=1e-5, atol=1e-7)
+    for v in kernels.runnable_variants("layernorm"):
+        assert np.allclose(kernels.layernorm(x, g, beta, 1e-5, variant=v), ln, rtol=1e-4, atol=1e-5)
+    for v in kernels.runnable_variants("rmsnorm"):
+        assert np.allclose(kernels.rmsnorm(x, g, 1e-6, variant=v), rms, rtol=1e-4, atol=1e-5)
+
+
+def test_row_ops_refuse_bad_input():
+    with pytest.raises(pg.ShapeError, match="gamma"):
+        kernels.layernorm(rand(3, 8), rand(7))
+    with pytest.raises(pg.InvalidArgumentError, match="unknown unary"):
+        kernels.unary("cosh", rand(4))
+    with pytest.raises(pg.DTypeError):
+        kernels.softmax(np.zeros((2, 2)))
