@@ -8,7 +8,9 @@ True
 from __future__ import annotations
 
 from ._lib import ffi as _ffi, lib as _lib
+from .compiled import CompiledModel, compile
 from .cpu import CpuInfo, cpu_info, cpu_levels, cpu_mask, get_cpu_mask, set_cpu_mask
+from .graph import Graph
 from .errors import (
     DTypeError,
     FormatError,
@@ -23,6 +25,7 @@ from .errors import (
 __version__ = _ffi.string(_lib.pg_version()).decode()
 
 __all__ = [
+    "Graph", "compile", "CompiledModel",
     "CpuInfo", "cpu_info", "cpu_levels", "cpu_mask", "get_cpu_mask", "set_cpu_mask",
     "PeregrineError", "InvalidArgumentError", "UnsupportedError", "ShapeError", "DTypeError",
     "GraphError", "FormatError", "LibraryNotFoundError",

@@ -132,10 +132,7 @@ static pg_status build_steps(pg_model *m)
             st->scratch = (char *)m->arena + m->plan.bufs[sb].offset;
             st->scratch_bytes = m->plan.bufs[sb].bytes;
         }
-        const pg_attr *a = pg_ir_attr(n, "value");
-        if (a && a->type == PG_ATTR_TENSOR && a->tensor >= 0 && a->tensor < g->n_tensors &&
-            g->tensors[a->tensor])
-            st->state = g->tensors[a->tensor]->data;
+        st->state = (void *)pg_exec_node_state(g, n);
         char d[160] = "";
         if (n->op == PG_OP_FUSED_MATMUL || n->op == PG_OP_QKV_MATMUL)
             snprintf(d, sizeof d, "activation=%s%s", pg_ir_attr_string(n, "activation", "none"),

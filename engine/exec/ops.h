@@ -30,6 +30,12 @@ typedef struct pg_kctx {
 
 typedef pg_status (*pg_exec_fn)(pg_kctx *k);
 
+/* What a node's kctx.state must be: Constant and ConstantOfShape read
+ * their `value` tensor attribute through it (NULL for every other op).
+ * Anyone calling an executor outside the model (constant folding) sets
+ * k.state = pg_exec_node_state(g, node). */
+const void *pg_exec_node_state(const pg_graph *g, const pg_node *n);
+
 /* The executor of an op, NULL if none. */
 pg_exec_fn pg_exec_lookup(pg_opcode op);
 /* Scratch an op needs for this node (its descriptors are final). */

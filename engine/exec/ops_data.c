@@ -215,7 +215,8 @@ pg_status pg_exec_constant(pg_kctx *k)
     if (a && a->type == PG_ATTR_TENSOR) {
         /* the attribute tensor's data is bound as the step's state */
         if (!k->state)
-            return pg_fail(PG_ERR_INTERNAL, "node '%s': Constant value not bound", n->name);
+            return pg_fail(PG_ERR_INTERNAL, "node '%s': Constant value not bound "
+                           "(set pg_kctx.state = pg_exec_node_state(g, node))", n->name);
         memcpy(Y, k->state, nbytes_of(k->out[0]));
     } else if ((a = pg_ir_attr(n, "value_float"))) {
         *(float *)Y = a->f;
@@ -234,10 +235,22 @@ pg_status pg_exec_constant_of_shape(pg_kctx *k)
     size_t es = pg_dtype_size(k->out[0]->dtype);
     int64_t n = pg_tensor_numel(k->out[0]);
     char v[8] = { 0 };
+    const pg_attr *a = pg_ir_attr(k->node, "value");
+    if (a && a->type == PG_ATTR_TENSOR && !k->state)
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': ConstantOfShape value not bound "
+                       "(set pg_kctx.state = pg_exec_node_state(g, node))", k->node->name);
     if (k->state)
         memcpy(v, k->state, es);
     char *Y = k->y[0];
     for (int64_t i = 0; i < n; i++)
         memcpy(Y + (size_t)i * es, v, es);
     return PG_OK;
+}
+
+const void *pg_exec_node_state(const pg_graph *g, const pg_node *n)
+{
+    const pg_attr *a = pg_ir_attr(n, "value");
+    if (a && a->type == PG_ATTR_TENSOR && a->tensor >= 0 && a->tensor < g->n_tensors && g->tensors[a->tensor])
+        return g->tensors[a->tensor]->data;
+    return NULL;
 }

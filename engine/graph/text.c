@@ -51,6 +51,10 @@ static void put_tensor(sbuf *b, const pg_graph *g, int id)
         return;
     }
     const pg_tensor *t = g->tensors[id];
+    if (t->rank < 0) {   /* not through shape inference yet */
+        put(b, "%s%s:?", t->name, t->is_const ? "*" : "");
+        return;
+    }
     put(b, "%s%s:%s[", t->name, t->is_const ? "*" : "", pg_dtype_name(t->dtype));
     for (int i = 0; i < t->rank; i++)
         put(b, "%s%lld", i ? "," : "", (long long)t->shape[i]);

@@ -1,0 +1,190 @@
+"""Compile a :class:`~peregrine_nb.graph.Graph` and run it.
+
+>>> import numpy as np, peregrine_nb as pg
+>>> g = pg.Graph(); g.add_input("x", (4,)); _ = g.add_node("Relu", ["x"], ["y"]); g.add_output("y")
+>>> pg.compile(g, level=0).run({"x": np.array([-1, 2, -3, 4], np.float32)})["y"]
+array([0., 2., 0., 4.], dtype=float32)
+"""
+from __future__ import annotations
+
+import html
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from ._lib import check, cstr, ffi, lib
+from .graph import Graph, dtype_code, numpy_dtype
+
+_KINDS = {0: "arena", 1: "view", 2: "inplace", 3: "input", 4: "weight"}
+
+
+class CompiledModel:
+    """A compiled graph.  ``run(feeds)`` returns a dict of numpy arrays (copies)."""
+
+    def __init__(self, graph: Graph, level: int, disable: Iterable[str], threads: int | None,
+                 planner: str) -> None:
+        self.level = level
+        self.planner = planner
+        opts = ffi.new("pg_compile_options *")
+        opts.level = level
+        self._disabled = ffi.new("char[]", ",".join(disable).encode())
+        self._planner = ffi.new("char[]", planner.encode())
+        opts.disabled = self._disabled
+        opts.threads = threads or 0
+        opts.planner = self._planner
+        p = ffi.new("pg_model **")
+        check(lib.pg_compile(graph._g, opts, p))
+        self._m = ffi.gc(p[0], lib.pg_model_free)
+        info = ffi.new("pg_tensor_info *")
+        self.inputs: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+        for i in range(lib.pg_model_input_count(self._m)):
+            check(lib.pg_model_input_info(self._m, i, info))
+            self.inputs[cstr(info.name)] = (tuple(info.dims[d] for d in range(info.rank)), numpy_dtype(info.dtype))
+        # the run arguments are built once: a run only fills them in
+        n = len(self.inputs)
+        self._names_c = [ffi.new("char[]", k.encode()) for k in self.inputs]
+        self._names = ffi.new("const char *[]", self._names_c or [ffi.NULL])
+        self._data = ffi.new("const void *[]", max(n, 1))
+        self._ranks = ffi.new("int[]", [len(s) for s, _ in self.inputs.values()] or [0])
+        self._shape_c = [ffi.new("int64_t[]", list(s) or [0]) for s, _ in self.inputs.values()]
+        self._shapes = ffi.new("const int64_t *[]", self._shape_c or [ffi.NULL])
+
+    def run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """Run on ``feeds`` (name -> array); missing or extra names and wrong
+        shapes raise with the input's name."""
+        keep = []
+        for i, (name, (shape, dt)) in enumerate(self.inputs.items()):
+            if name not in feeds:
+                raise KeyError(f"input {name!r} is not fed (inputs: {list(self.inputs)})")
+            a = np.asarray(feeds[name], dtype=dt, order="C")
+            if a.shape != shape:
+                # let the engine phrase the error, with the actual shape
+                self._shape_c[i] = ffi.new("int64_t[]", list(a.shape) or [0])
+                self._shapes[i] = self._shape_c[i]
+                self._ranks[i] = a.ndim
+            keep.append(a)
+            self._data[i] = ffi.from_buffer(a) if a.size else ffi.NULL
+        extra = set(feeds) - set(self.inputs)
+        if extra:
+            raise KeyError(f"feeds {sorted(extra)} are not inputs of the model (inputs: {list(self.inputs)})")
+        try:
+            check(lib.pg_model_run(self._m, len(self.inputs), self._names, self._data, self._ranks, self._shapes))
+        finally:
+            for i, (shape, _) in enumerate(self.inputs.values()):
+                if self._ranks[i] != len(shape) or tuple(self._shapes[i][d] for d in range(len(shape))) != shape:
+                    self._shape_c[i] = ffi.new("int64_t[]", list(shape) or [0])
+                    self._shapes[i] = self._shape_c[i]
+                    self._ranks[i] = len(shape)
+        out = {}
+        info = ffi.new("pg_tensor_info *")
+        for i in range(lib.pg_model_output_count(self._m)):
+            check(lib.pg_model_output_info(self._m, i, info))
+            shape = tuple(info.dims[d] for d in range(info.rank))
+            dt = numpy_dtype(info.dtype)
+            buf = ffi.buffer(info.data, info.nbytes) if info.nbytes else b""
+            out[cstr(info.name)] = np.frombuffer(buf, dtype=dt).reshape(shape).copy()
+        return out
+
+    __call__ = run
+
+    # -- the plan and the steps ---------------------------------------------
+    @property
+    def memory_plan(self):
+        """The memory plan as a pandas DataFrame: tensor, bytes, offset,
+        first, last, kind, alias_of."""
+        import pandas as pd
+
+        rows = []
+        r = ffi.new("pg_plan_row *")
+        for i in range(lib.pg_model_plan_count(self._m)):
+            check(lib.pg_model_plan_row(self._m, i, r))
+            rows.append({
+                "tensor": cstr(r.tensor), "bytes": int(r.bytes), "offset": int(r.offset),
+                "first": int(r.first), "last": int(r.last), "kind": _KINDS.get(int(r.kind), "?"),
+                "alias_of": cstr(r.alias_of) if r.alias_of != ffi.NULL else None,
+            })
+        return pd.DataFrame(rows, columns=["tensor", "bytes", "offset", "first", "last", "kind", "alias_of"])
+
+    @property
+    def memory_stats(self) -> dict[str, Any]:
+        """arena (bytes this plan needs), naive (sum of all buffers),
+        lower_bound (max bytes live at one step), weights, steps, planner."""
+        s = ffi.new("pg_model_stats *")
+        check(lib.pg_model_get_stats(self._m, s))
+        return {"arena": int(s.arena_bytes), "naive": int(s.naive_bytes),
+                "lower_bound": int(s.lower_bound_bytes), "weights": int(s.weight_bytes),
+                "steps": int(s.steps), "planner": cstr(s.planner)}
+
+    @property
+    def steps(self) -> list[dict[str, str]]:
+        """The execution order: node, op_type, inputs, outputs, detail."""
+        out = []
+        s = ffi.new("pg_step_info *")
+        for i in range(lib.pg_model_step_count(self._m)):
+            check(lib.pg_model_step_info(self._m, i, s))
+            out.append({"node": cstr(s.node), "op_type": cstr(s.op_type), "inputs": cstr(s.inputs),
+                        "outputs": cstr(s.outputs), "detail": cstr(s.detail)})
+        return out
+
+    @property
+    def op_types(self) -> list[str]:
+        return [s["op_type"] for s in self.steps]
+
+    @property
+    def passes(self) -> list[dict[str, Any]]:
+        """What each optimisation pass did: entry 0 is the input graph, then
+        one dict per registered pass (name, level, enabled, ran, ms, changes,
+        nodes = the graph snapshot after it).  Empty at level 0."""
+        out = []
+        pi = ffi.new("pg_pass_info *")
+        ch = ffi.new("pg_pass_change *")
+        sn = ffi.new("pg_snapshot_node *")
+        kinds = {0: "added", 1: "removed", 2: "rewritten"}
+        for p in range(lib.pg_model_pass_count(self._m)):
+            check(lib.pg_model_pass_info(self._m, p, pi))
+            changes, nodes = [], []
+            for i in range(pi.n_changes):
+                check(lib.pg_model_pass_change(self._m, p, i, ch))
+                changes.append({"kind": kinds.get(int(ch.kind), "?"), "node": cstr(ch.node),
+                                "op": cstr(ch.op), "reason": cstr(ch.reason)})
+            for i in range(pi.n_nodes):
+                check(lib.pg_model_snapshot_node(self._m, p, i, sn))
+                nodes.append({"name": cstr(sn.name), "op": cstr(sn.op), "inputs": cstr(sn.inputs),
+                              "outputs": cstr(sn.outputs), "shapes": cstr(sn.shapes),
+                              "dtypes": cstr(sn.dtypes), "attrs": cstr(sn.attrs), "fused": bool(sn.fused)})
+            out.append({"name": cstr(pi.name), "description": cstr(pi.description), "level": int(pi.level),
+                        "enabled": bool(pi.enabled), "ran": bool(pi.ran), "ms": float(pi.ms),
+                        "const_bytes": int(pi.const_bytes), "changes": changes, "nodes": nodes})
+        return out
+
+    @property
+    def graph_text(self) -> str:
+        """The compiled (optimised) graph as text."""
+        return cstr(lib.pg_model_text(self._m))
+
+    def report(self) -> str:
+        st = self.memory_stats
+        lines = [f"compiled at level {self.level}, planner {st['planner']}: {st['steps']} steps",
+                 f"arena {st['arena']} B, naive {st['naive']} B, lower bound {st['lower_bound']} B, "
+                 f"weights {st['weights']} B"]
+        for i, s in enumerate(self.steps):
+            lines.append(f"{i:4d} {s['op_type']:<18} {s['node']:<24} {s['inputs']} -> {s['outputs']}"
+                         + (f"  [{s['detail']}]" if s["detail"] else ""))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        st = self.memory_stats
+        return f"<CompiledModel level={self.level} steps={st['steps']} arena={st['arena']}B>"
+
+    def _repr_html_(self) -> str:
+        return "<pre style='font-size:12px'>" + html.escape(self.report()) + "</pre>"
+
+
+def compile(graph: Graph, level: int = 3, disable: Iterable[str] = (), threads: int | None = None,
+            planner: str = "greedy_by_size") -> CompiledModel:
+    """Compile ``graph``: verify, infer shapes, optimise at ``level`` (0 none
+    .. 3 all, minus the passes named in ``disable``), plan memory with
+    ``planner`` ("greedy_by_size", "greedy_by_first_use", "naive")."""
+    if isinstance(disable, str):
+        disable = [disable]
+    return CompiledModel(graph, level, disable, threads, planner)

@@ -1,0 +1,145 @@
+"""Build a computation graph (ONNX op semantics) to compile with
+:func:`peregrine_nb.compile`.
+
+>>> import numpy as np, peregrine_nb as pg
+>>> g = pg.Graph()
+>>> g.add_input("x", (2, 3))
+>>> g.add_initializer("w", np.ones((3, 4), np.float32))
+>>> g.add_node("MatMul", ["x", "w"], ["y"])
+'MatMul_0'
+>>> g.add_output("y")
+>>> m = pg.compile(g)
+>>> m.run({"x": np.ones((2, 3), np.float32)})["y"].shape
+(2, 4)
+"""
+from __future__ import annotations
+
+import html
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from ._lib import check, cstr, ffi, lib
+
+# numpy dtype -> pg_dtype (ONNX TensorProto codes)
+_DTYPES = {
+    np.dtype(np.float32): 1,
+    np.dtype(np.uint8): 2,
+    np.dtype(np.int8): 3,
+    np.dtype(np.int32): 6,
+    np.dtype(np.int64): 7,
+    np.dtype(np.bool_): 9,
+    np.dtype(np.float64): 11,
+}
+_NP = {v: k for k, v in _DTYPES.items()}
+
+
+def dtype_code(dtype: Any) -> int:
+    """The engine's dtype code of a numpy dtype (or of the code itself)."""
+    if isinstance(dtype, int):
+        return dtype
+    dt = np.dtype(dtype)
+    if dt not in _DTYPES:
+        raise TypeError(f"dtype {dt} is not supported (float32, int64, int32, bool, int8, uint8, float64)")
+    return _DTYPES[dt]
+
+
+def numpy_dtype(code: int) -> np.dtype:
+    return _NP[code]
+
+
+def _dims(shape: Sequence[int]):
+    return ffi.new("int64_t[]", [int(d) for d in shape] or [0])
+
+
+class Graph:
+    """A graph being built: inputs, initializers (weights), nodes, outputs.
+
+    Nodes follow ONNX: ``add_node("Gemm", ["x", "w", "b"], ["y"], transB=1)``.
+    Attributes are typed from their Python value: int, float, str, a list of
+    ints or floats, or a numpy array (a tensor attribute, as Constant's
+    ``value``).  An empty string in ``inputs`` is an absent optional input.
+    """
+
+    def __init__(self) -> None:
+        p = ffi.new("pg_graph **")
+        check(lib.pg_graph_new(p))
+        self._g = ffi.gc(p[0], lib.pg_graph_free)
+        self._keep: list[Any] = []
+        self.inputs: list[str] = []
+        self.outputs: list[str] = []
+        self.nodes: list[tuple[str, str, list[str], list[str], dict]] = []
+
+    # -- building -------------------------------------------------------
+    def add_input(self, name: str, shape: Sequence[int], dtype: Any = np.float32) -> None:
+        """A graph input fed at run time, with a concrete shape."""
+        check(lib.pg_graph_add_input(self._g, name.encode(), dtype_code(dtype), len(shape), _dims(shape)))
+        self.inputs.append(name)
+
+    def add_initializer(self, name: str, array: Any) -> None:
+        """A constant (weight); the array is copied."""
+        a = np.asarray(array, order="C")
+        if a.dtype == np.float64:
+            a = a.astype(np.float32)
+        check(lib.pg_graph_add_initializer(self._g, name.encode(), dtype_code(a.dtype), a.ndim,
+                                           _dims(a.shape), ffi.from_buffer(a)))
+
+    def add_node(self, op_type: str, inputs: Iterable[str], outputs: Iterable[str],
+                 name: str | None = None, **attrs: Any) -> str:
+        """Add a node; returns its name (generated when not given)."""
+        ins = [ffi.new("char[]", s.encode()) for s in inputs]
+        outs = [ffi.new("char[]", s.encode()) for s in outputs]
+        ins_arr = ffi.new("const char *[]", ins or [ffi.NULL])
+        outs_arr = ffi.new("const char *[]", outs)
+        check(lib.pg_graph_add_node(self._g, op_type.encode(), name.encode() if name else ffi.NULL,
+                                    ins_arr, len(ins), outs_arr, len(outs)))
+        node = cstr(lib.pg_graph_last_node(self._g))
+        for k, v in attrs.items():
+            self.set_attr(node, k, v)
+        self.nodes.append((node, op_type, list(inputs) if not isinstance(inputs, list) else inputs,
+                           list(outputs) if not isinstance(outputs, list) else outputs, dict(attrs)))
+        return node
+
+    def set_attr(self, node: str, key: str, value: Any) -> None:
+        n, k = node.encode(), key.encode()
+        if isinstance(value, (bool, np.bool_)) or isinstance(value, (int, np.integer)):
+            check(lib.pg_graph_set_attr_int(self._g, n, k, int(value)))
+        elif isinstance(value, (float, np.floating)):
+            check(lib.pg_graph_set_attr_float(self._g, n, k, float(value)))
+        elif isinstance(value, str):
+            check(lib.pg_graph_set_attr_string(self._g, n, k, value.encode()))
+        elif isinstance(value, np.ndarray):
+            a = np.asarray(value, order="C")
+            check(lib.pg_graph_set_attr_tensor(self._g, n, k, dtype_code(a.dtype), a.ndim, _dims(a.shape),
+                                               ffi.from_buffer(a) if a.size else ffi.new("char[8]")))
+        elif isinstance(value, (list, tuple)):
+            if all(isinstance(v, (int, np.integer)) for v in value):
+                arr = ffi.new("int64_t[]", [int(v) for v in value] or [0])
+                check(lib.pg_graph_set_attr_ints(self._g, n, k, arr, len(value)))
+            else:
+                arr = ffi.new("float[]", [float(v) for v in value] or [0.0])
+                check(lib.pg_graph_set_attr_floats(self._g, n, k, arr, len(value)))
+        else:
+            raise TypeError(f"attribute {key!r}: unsupported value type {type(value).__name__}")
+
+    def add_output(self, name: str) -> None:
+        check(lib.pg_graph_add_output(self._g, name.encode()))
+        self.outputs.append(name)
+
+    def check(self) -> "Graph":
+        """Verify the graph and infer its shapes now (compile does it too)."""
+        check(lib.pg_graph_check(self._g))
+        return self
+
+    # -- display -------------------------------------------------------------
+    def __str__(self) -> str:
+        p = lib.pg_graph_text(self._g)
+        if p == ffi.NULL:
+            return f"<Graph: {cstr(lib.pg_last_error())}>"
+        return cstr(p)
+
+    def __repr__(self) -> str:
+        return f"<Graph {len(self.inputs)} inputs, {len(self.nodes)} nodes, {len(self.outputs)} outputs>"
+
+    def _repr_html_(self) -> str:
+        return "<pre style='font-size:12px'>" + html.escape(str(self)) + "</pre>"
