@@ -5,6 +5,9 @@ static const pg_variant variants[] = {
 #if defined(__x86_64__)
     { "f32_gelu_erf_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA, (const void *)pg_f32_gelu_erf_avx2_fma3, NULL },
 #endif
+#if defined(__aarch64__)
+    { "f32_gelu_erf_neon", "neon", PG_CPU_NEON, (const void *)pg_f32_gelu_erf_neon, NULL },
+#endif
     { "f32_gelu_erf_c", "c", 0, (const void *)pg_f32_gelu_erf_c, NULL },
 };
 

@@ -5,6 +5,9 @@ static const pg_variant variants[] = {
 #if defined(__x86_64__)
     { "f32_sigmoid_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA, (const void *)pg_f32_sigmoid_avx2_fma3, NULL },
 #endif
+#if defined(__aarch64__)
+    { "f32_sigmoid_neon", "neon", PG_CPU_NEON, (const void *)pg_f32_sigmoid_neon, NULL },
+#endif
     { "f32_sigmoid_c", "c", 0, (const void *)pg_f32_sigmoid_c, NULL },
 };
 

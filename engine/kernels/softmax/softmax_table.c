@@ -6,6 +6,9 @@ static const pg_variant variants[] = {
     { "f32_softmax_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
       (const void *)pg_f32_softmax_avx2_fma3, NULL },
 #endif
+#if defined(__aarch64__)
+    { "f32_softmax_neon", "neon", PG_CPU_NEON, (const void *)pg_f32_softmax_neon, NULL },
+#endif
     { "f32_softmax_c", "c", 0, (const void *)pg_f32_softmax_c, NULL },
 };
 
