@@ -114,9 +114,8 @@ static int fold_node(pg_graph *g, pg_pass_ctx *c, pg_node *n)
             goto skip;
         }
     }
-    char what[64];
-    snprintf(what, sizeof what, "%s", all_known && !all_const ? "shapes known at compile time"
-                                                              : "inputs are constants");
+    const char *what = op == PG_OP_SHAPE || !all_const ? "value known from shapes at compile time"
+                                                       : "inputs are constants";
     int outs[16], n_out = n->n_outputs;
     memcpy(outs, n->outputs, sizeof(int) * (size_t)n_out);
     pg_pass_remove(c, g, n->id, "folded: %s", what);
