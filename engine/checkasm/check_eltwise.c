@@ -157,7 +157,7 @@ static void check_unary(const unary_spec *s)
         size_t total = 0;
         /* the edge sizes (4 draws each), then one long run for the error figures */
         for (int i = 0; i <= checkasm_n_sizes; i++) {
-            size_t n = i < checkasm_n_sizes ? checkasm_sizes[i] : 1 << 18;
+            size_t n = i < checkasm_n_sizes ? checkasm_sizes[i] : checkasm_small() ? 4096 : 1 << 18; /* emulated runs stay small */
             float *x = checkasm_alloc_f32(n), *y_ref = checkasm_alloc_f32(n);
             float *y_new = checkasm_alloc_f32(n), *truth = checkasm_alloc_f32(n);
             float *tol = checkasm_alloc_f32(n);
