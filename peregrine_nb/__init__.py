@@ -30,3 +30,10 @@ __all__ = [
     "PeregrineError", "InvalidArgumentError", "UnsupportedError", "ShapeError", "DTypeError",
     "GraphError", "FormatError", "LibraryNotFoundError",
 ]
+
+
+def load_ipython_extension(ip):
+    """``%load_ext peregrine_nb``: the %peregrine magics (peregrine_nb.magics)."""
+    from .magics import load
+
+    load(ip)
