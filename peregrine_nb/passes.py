@@ -8,7 +8,7 @@
 >>> log[0].name, log[-1].name
 ('input', 'weight_prepack')
 >>> [c.reason for c in log.by_name("attention_fusion").changes][-1][:22]
-'fused 6 nodes MatMul..'
+'fused 5 nodes MatMul..'
 
 Entry 0 is the graph as built; then one entry per registered pass, in run
 order, enabled or not.  Each entry has the pass's changes (node added,

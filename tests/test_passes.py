@@ -1,0 +1,557 @@
+"""The graph optimiser: every pass on the node patterns torch.onnx.export
+writes (BERT's LayerNorm, erf-GELU and attention), checked three ways - the
+ops left after each pass, the reasons logged, and outputs equal to level 0
+and to numpy."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import peregrine_nb as pg
+from peregrine_nb.examples import transformer_block
+from peregrine_nb.passes import pass_log, pass_registry
+
+RNG = np.random.default_rng(7)
+
+
+def f32(*shape, scale=1.0):
+    return (scale * RNG.standard_normal(shape)).astype(np.float32)
+
+
+def c(g, name, value, dtype=np.float32):
+    g.add_initializer(name, np.asarray(value, dtype))
+    return name
+
+
+def ops_after(model, name=None):
+    log = pass_log(model)
+    return (log.by_name(name) if name else log[-1]).op_counts()
+
+
+def run_levels(g, feeds, levels=(0, 1, 2, 3), **kw):
+    """Outputs at every level, each checked against level 0."""
+    outs = {lvl: pg.compile(g, level=lvl, **kw).run(feeds) for lvl in levels}
+    for lvl in levels[1:]:
+        for k in outs[levels[0]]:
+            np.testing.assert_allclose(outs[lvl][k], outs[levels[0]][k], rtol=1e-4, atol=1e-4,
+                                       err_msg=f"level {lvl}, output {k}")
+    return outs
+
+
+# ---- the framework ----------------------------------------------------------
+
+def test_registry_names_and_levels():
+    reg = pass_registry()
+    names = [n for n, _, _ in reg]
+    assert names[0] == "shape_inference"
+    assert names[-1] == "weight_prepack"
+    levels = dict((n, l) for n, l, _ in reg)
+    assert levels["constant_folding"] == 1 and levels["cse"] == 1 and levels["dce"] == 1
+    assert levels["layernorm_fusion"] == 2 and levels["attention_fusion"] == 2
+    assert levels["qkv_fusion"] == 2 and levels["weight_prepack"] == 3
+    assert [l for _, l, _ in reg] == sorted(l for _, l, _ in reg)   # run in level order
+    assert all(d for _, _, d in reg)
+
+
+def _tiny():
+    g = pg.Graph()
+    g.add_input("x", (2, 4))
+    g.add_node("Identity", ["x"], ["a"])
+    g.add_node("Relu", ["a"], ["y"])
+    g.add_output("y")
+    return g
+
+
+def test_unknown_disabled_pass_lists_known_ones():
+    with pytest.raises(pg.InvalidArgumentError) as e:
+        pg.compile(_tiny(), level=2, disable=["gelu_fusion", "no_such_pass"])
+    msg = str(e.value)
+    assert "no_such_pass" in msg and "known passes" in msg
+    for name, _, _ in pass_registry():
+        assert name in msg
+
+
+def test_log_lists_every_pass_and_marks_disabled_and_levels():
+    m = pg.compile(_tiny(), level=1, disable=["cse", " dce "])
+    log = pass_log(m)
+    assert [p.name for p in log] == ["input"] + [n for n, _, _ in pass_registry()]
+    by = {p.name: p for p in log}
+    assert by["cse"].enabled is False and by["cse"].ran is False
+    assert by["dce"].enabled is False
+    assert by["noop_elimination"].ran is True
+    assert by["layernorm_fusion"].enabled is False      # level 2 > 1
+    assert by["weight_prepack"].enabled is False
+    # the Identity went in noop_elimination, with a reason
+    ch = by["noop_elimination"].changes
+    assert [(x.kind, x.op) for x in ch] == [("removed", "Identity")]
+    assert "Identity" in ch[0].reason
+    assert by["input"].op_counts() == {"Identity": 1, "Relu": 1}
+    assert by["noop_elimination"].op_counts() == {"Relu": 1}
+
+
+def test_level0_has_no_log_and_bad_index_is_an_error():
+    m = pg.compile(_tiny(), level=0)
+    assert pass_log(m) == []
+    from peregrine_nb._lib import ffi, lib
+    info = ffi.new("pg_pass_info *")
+    assert lib.pg_model_pass_info(m._m, 0, info) != 0
+    assert "out of range" in ffi.string(lib.pg_last_error()).decode()
+    m3 = pg.compile(_tiny(), level=3)
+    n = lib.pg_model_pass_count(m3._m)
+    assert lib.pg_model_pass_info(m3._m, n, info) != 0
+    sn = ffi.new("pg_snapshot_node *")
+    assert lib.pg_model_snapshot_node(m3._m, 0, 99, sn) != 0
+
+
+# ---- the transformer block ----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def block():
+    return transformer_block(seq=16, hidden=64, heads=4, ffn=128)
+
+
+def test_transformer_block_fuses_everything(block):
+    m = pg.compile(block, level=3)
+    log = pass_log(m)
+    before = log[0].op_counts()
+    assert before["MatMul"] == 8 and before["Softmax"] == 1 and before["Erf"] == 1
+    assert before["ReduceMean"] == 4 and before["Shape"] == 4
+    # after constant folding the shape chains are gone
+    after_fold = log.by_name("constant_folding").op_counts()
+    for op in ("Shape", "Gather", "Unsqueeze", "Concat"):
+        assert op not in after_fold
+    # noop: the two K transposes became one
+    assert log.by_name("noop_elimination").op_counts()["Transpose"] == 4
+    assert log.by_name("layernorm_fusion").op_counts()["LayerNormalization"] == 2
+    assert "ReduceMean" not in log.by_name("layernorm_fusion").op_counts()
+    assert log.by_name("gelu_fusion").op_counts()["Gelu"] == 1
+    ep = log.by_name("matmul_epilogue_fusion").op_counts()
+    assert ep["FusedMatMul"] == 6 and "Gelu" not in ep and "MatMul" == "MatMul"
+    att = log.by_name("attention_fusion").op_counts()
+    assert att["FusedAttention"] == 1 and "Softmax" not in att and "MatMul" not in att
+    final = log[-1].op_counts()
+    assert final == {"QKVMatMul": 1, "FusedAttention": 1, "FusedMatMul": 3,
+                     "LayerNormalization": 2, "Add": 2, "Reshape": 4, "Transpose": 4}
+    nodes = {n.op: n for n in log[-1].nodes}
+    assert nodes["QKVMatMul"].fused and "splits=[64,64,64]" in nodes["QKVMatMul"].attrs
+    assert nodes["QKVMatMul"].shapes == ["1x16x64"] * 3
+    assert "num_heads=4" in nodes["FusedAttention"].attrs
+    assert "k_transposed=1" in nodes["FusedAttention"].attrs
+    assert nodes["FusedAttention"].inputs[3] == "mask"
+    ffn1 = [n for n in log[-1].nodes if n.op == "FusedMatMul" and "activation=gelu" in n.attrs]
+    assert len(ffn1) == 1
+    # layout: every weight packed
+    assert all("packed" in n.in_shapes[1] for n in log[-1].nodes
+               if n.op in ("FusedMatMul", "QKVMatMul"))
+    # reasons name the fused ops
+    reasons = [x.reason for x in log.by_name("layernorm_fusion").changes]
+    assert any(r.startswith("fused 9 nodes ReduceMean..Add into LayerNormalization") for r in reasons)
+    assert any("into FusedAttention" in x.reason for x in log.by_name("attention_fusion").changes)
+
+
+def test_transformer_block_outputs_match_numpy_at_every_level(block):
+    feeds = block.make_feeds()
+    ref = block.reference(feeds)["out"]
+    outs = run_levels(block, feeds)
+    for lvl, o in outs.items():
+        np.testing.assert_allclose(o["out"], ref, rtol=2e-4, atol=2e-4, err_msg=f"level {lvl}")
+
+
+def test_transformer_block_without_mask_and_bigger_batch():
+    g = transformer_block(seq=8, hidden=32, heads=2, batch=2, mask=False, seed=3)
+    feeds = g.make_feeds()
+    m = pg.compile(g, level=2)
+    assert ops_after(m)["FusedAttention"] == 1
+    np.testing.assert_allclose(m.run(feeds)["out"], g.reference(feeds)["out"], rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("off,expect", [
+    ("qkv_fusion", {"FusedMatMul": 6}),
+    ("attention_fusion", {"Softmax": 1, "MatMul": 2}),
+    ("gelu_fusion", {"Erf": 1}),
+    ("layernorm_fusion,rmsnorm_fusion", {"ReduceMean": 4}),
+    # without layernorm_fusion, the centred half of each LayerNorm is still an
+    # RMSNorm of (x - mean): rmsnorm_fusion takes it, the mean stays
+    ("layernorm_fusion", {"ReduceMean": 2, "RMSNorm": 2}),
+    ("matmul_epilogue_fusion", {"MatMul": 3, "QKVMatMul": 1, "Gelu": 1}),   # QKV takes plain MatMuls
+    ("constant_folding", {"Shape": 0}),   # shape chains stay (shape inference still knows them)
+])
+def test_transformer_block_pass_switched_off(block, off, expect):
+    m = pg.compile(block, level=3, disable=off.split(","))
+    counts = ops_after(m)
+    for op, n in expect.items():
+        if op == "Shape":
+            continue
+        assert counts.get(op, 0) == n, (off, counts)
+    feeds = block.make_feeds()
+    np.testing.assert_allclose(m.run(feeds)["out"], block.reference(feeds)["out"], rtol=2e-4, atol=2e-4)
+
+
+# ---- LayerNorm variants ---------------------------------------------------------
+
+def _ln_graph(variant):
+    g = pg.Graph()
+    g.add_input("x", (2, 5, 16))
+    if variant == "opset18":
+        g.add_node("ReduceMean", ["x", c(g, "ax", [-1], np.int64)], ["m"], keepdims=1)
+    else:
+        g.add_node("ReduceMean", ["x"], ["m"], axes=[-1])
+    g.add_node("Sub", ["x", "m"], ["d"])
+    if variant == "dup_sub":
+        g.add_node("Sub", ["x", "m"], ["d2"])
+    if variant == "mulsq":
+        g.add_node("Mul", ["d", "d"], ["p"])
+    else:
+        g.add_node("Pow", ["d", c(g, "two", 2.0)], ["p"])
+    if variant == "opset18":
+        g.add_node("ReduceMean", ["p", "ax"], ["v"], keepdims=1)
+    else:
+        g.add_node("ReduceMean", ["p"], ["v"], axes=[-1])
+    g.add_node("Add", [c(g, "eps", 1e-5), "v"], ["ve"])      # eps first: either order
+    g.add_node("Sqrt", ["ve"], ["s"])
+    num = "d2" if variant == "dup_sub" else "d"
+    if variant == "reciprocal":
+        g.add_node("Reciprocal", ["s"], ["r"])
+        g.add_node("Mul", [num, "r"], ["n"])
+    else:
+        g.add_node("Div", [num, "s"], ["n"])
+    if variant == "no_affine":
+        g.add_node("Relu", ["n"], ["y"])
+    else:
+        g.add_node("Mul", [c(g, "gamma", f32(16)), "n"], ["gn"])
+        g.add_node("Add", ["gn", c(g, "beta", f32(16))], ["y0"])
+        g.add_node("Relu", ["y0"], ["y"])
+    g.add_output("y")
+    return g
+
+
+@pytest.mark.parametrize("variant", ["plain", "dup_sub", "mulsq", "reciprocal", "no_affine", "opset18"])
+def test_layernorm_variants(variant):
+    g = _ln_graph(variant)
+    m = pg.compile(g, level=2)
+    counts = ops_after(m)
+    assert counts.get("LayerNormalization", 0) == 1, counts
+    assert counts.get("ReduceMean", 0) == 0 and counts.get("Sqrt", 0) == 0
+    feeds = {"x": f32(2, 5, 16)}
+    run_levels(g, feeds)
+
+
+def test_layernorm_not_fused_when_intermediate_is_read_outside():
+    g = _ln_graph("plain")
+    g.add_output("v")          # the variance is also a graph output
+    m = pg.compile(g, level=2)
+    assert "LayerNormalization" not in ops_after(m)
+    run_levels(g, {"x": f32(2, 5, 16)})
+
+
+# ---- GELU variants ----------------------------------------------------------------
+
+def _gelu_graph(variant):
+    g = pg.Graph()
+    g.add_input("x", (3, 32))
+    if variant == "mul_rsqrt2":
+        g.add_node("Mul", ["x", c(g, "k", 1 / math.sqrt(2))], ["d"])
+    else:
+        g.add_node("Div", ["x", c(g, "k", math.sqrt(2))], ["d"])
+    g.add_node("Erf", ["d"], ["e"])
+    g.add_node("Add", [c(g, "one", 1.0), "e"], ["a"])
+    if variant in ("torch", "mul_rsqrt2"):          # (x * (1 + erf)) * 0.5
+        g.add_node("Mul", ["x", "a"], ["m"])
+        g.add_node("Mul", ["m", c(g, "half", 0.5)], ["y"])
+    elif variant == "bert":                          # (x * 0.5) * (1 + erf)
+        g.add_node("Mul", ["x", c(g, "half", 0.5)], ["h"])
+        g.add_node("Mul", ["h", "a"], ["y"])
+    elif variant == "half_first":                    # ((1 + erf) * 0.5) * x
+        g.add_node("Mul", ["a", c(g, "half", 0.5)], ["h"])
+        g.add_node("Mul", ["h", "x"], ["y"])
+    g.add_output("y")
+    return g
+
+
+@pytest.mark.parametrize("variant", ["torch", "bert", "half_first", "mul_rsqrt2"])
+def test_gelu_variants(variant):
+    g = _gelu_graph(variant)
+    m = pg.compile(g, level=2)
+    assert ops_after(m) == {"Gelu": 1}
+    x = f32(3, 32, scale=2.0)
+    y = m.run({"x": x})["y"]
+    ref = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+    run_levels(g, {"x": x})
+
+
+def test_gelu_wrong_constant_not_fused():
+    g = pg.Graph()
+    g.add_input("x", (3, 8))
+    g.add_node("Div", ["x", c(g, "k", 1.3)], ["d"])
+    g.add_node("Erf", ["d"], ["e"])
+    g.add_node("Add", ["e", c(g, "one", 1.0)], ["a"])
+    g.add_node("Mul", ["x", "a"], ["m"])
+    g.add_node("Mul", ["m", c(g, "half", 0.5)], ["y"])
+    g.add_output("y")
+    assert "Gelu" not in ops_after(pg.compile(g, level=2))
+
+
+# ---- SiLU, RMSNorm -------------------------------------------------------------------
+
+def test_silu_and_rmsnorm():
+    g = pg.Graph()
+    g.add_input("x", (4, 24))
+    g.add_node("Pow", ["x", c(g, "two", 2.0)], ["p"])
+    g.add_node("ReduceMean", ["p"], ["ms"], axes=[-1])
+    g.add_node("Add", ["ms", c(g, "eps", 1e-6)], ["mse"])
+    g.add_node("Sqrt", ["mse"], ["s"])
+    g.add_node("Reciprocal", ["s"], ["r"])
+    g.add_node("Mul", ["x", "r"], ["n"])
+    w = f32(24)
+    g.add_node("Mul", [c(g, "w", w), "n"], ["h"])
+    g.add_node("Sigmoid", ["h"], ["sg"])
+    g.add_node("Mul", ["sg", "h"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=2)
+    assert ops_after(m) == {"RMSNorm": 1, "SiLU": 1}
+    x = f32(4, 24)
+    h = x / np.sqrt((x.astype(np.float64) ** 2).mean(-1, keepdims=True) + 1e-6) * w
+    ref = h / (1 + np.exp(-h))
+    np.testing.assert_allclose(m.run({"x": x})["y"], ref, rtol=1e-4, atol=1e-5)
+    run_levels(g, {"x": x})
+
+
+# ---- MatMul epilogues and QKV -------------------------------------------------------------
+
+@pytest.mark.parametrize("act", ["Relu", "Sigmoid", "Tanh", None])
+def test_matmul_bias_activation(act):
+    g = pg.Graph()
+    g.add_input("x", (2, 7, 20))
+    w, b = f32(20, 36), f32(36)
+    g.add_node("MatMul", ["x", c(g, "w", w)], ["mm"])
+    g.add_node("Add", [c(g, "b", b.reshape(1, 36)), "mm"], ["z"])    # bias first, [1, N]
+    if act:
+        g.add_node(act, ["z"], ["y"])
+    else:
+        g.add_node("Identity", ["z"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=2)
+    counts = ops_after(m)
+    assert counts == {"FusedMatMul": 1}, counts
+    node = pass_log(m)[-1].nodes[0]
+    assert f"activation={(act or 'none').lower()}" in node.attrs
+    run_levels(g, {"x": f32(2, 7, 20)})
+
+
+def test_matmul_add_not_fused_when_bias_broadcasts_rows_or_is_not_constant():
+    g = pg.Graph()
+    g.add_input("x", (4, 8))
+    g.add_input("b", (8,))
+    g.add_node("MatMul", ["x", c(g, "w", f32(8, 8))], ["mm"])
+    g.add_node("Add", ["mm", "b"], ["y"])                           # bias fed at run time
+    g.add_node("MatMul", ["x", c(g, "w2", f32(8, 8))], ["mm2"])
+    g.add_node("Add", ["mm2", c(g, "full", f32(4, 8))], ["y2"])      # not a per-column bias
+    g.add_output("y")
+    g.add_output("y2")
+    counts = ops_after(pg.compile(g, level=2))
+    assert counts.get("FusedMatMul", 0) == 0 and counts["MatMul"] == 2
+    run_levels(g, {"x": f32(4, 8), "b": f32(8)})
+
+
+def test_qkv_mixed_bias_and_plain_matmuls():
+    g = pg.Graph()
+    g.add_input("x", (1, 6, 16))
+    g.add_node("MatMul", ["x", c(g, "wq", f32(16, 16))], ["q0"])
+    g.add_node("Add", ["q0", c(g, "bq", f32(16))], ["q"])
+    g.add_node("MatMul", ["x", c(g, "wk", f32(16, 16))], ["k"])           # no bias
+    g.add_node("MatMul", ["x", c(g, "wv", f32(16, 32))], ["v0"])          # wider V
+    g.add_node("Add", ["v0", c(g, "bv", f32(32))], ["v"])
+    for t in ("q", "k", "v"):
+        g.add_output(t)
+    m = pg.compile(g, level=3)
+    counts = ops_after(m)
+    assert counts == {"QKVMatMul": 1}, counts
+    n = pass_log(m)[-1].nodes[0]
+    assert "splits=[16,16,32]" in n.attrs
+    run_levels(g, {"x": f32(1, 6, 16)})
+
+
+def test_qkv_needs_three_of_the_same_k():
+    g = pg.Graph()
+    g.add_input("x", (5, 16))
+    g.add_node("MatMul", ["x", c(g, "w1", f32(16, 8))], ["a"])
+    g.add_node("MatMul", ["x", c(g, "w2", f32(16, 8))], ["b"])
+    g.add_output("a")
+    g.add_output("b")
+    assert "QKVMatMul" not in ops_after(pg.compile(g, level=2))
+
+
+# ---- attention variants ---------------------------------------------------------------------
+
+def _attention_graph(scale_op="Div", mask=True, k_form="swap", prescale_q=False):
+    B, H, S, D = 2, 3, 5, 8
+    g = pg.Graph()
+    g.add_input("q", (B, H, S, D))
+    g.add_input("k", (B, H, S, D) if k_form == "swap" else (B, H, D, S))
+    g.add_input("v", (B, H, S, D))
+    if mask:
+        g.add_input("mask", (B, 1, 1, S))
+    q = "q"
+    if prescale_q:
+        g.add_node("Mul", ["q", c(g, "qs", 0.5)], ["qq"])
+        q = "qq"
+    if k_form == "swap":
+        g.add_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2])
+        kt = "kt"
+    else:
+        kt = "k"
+    g.add_node("MatMul", [q, kt], ["s"])
+    if scale_op == "Div":
+        g.add_node("Div", ["s", c(g, "sc", math.sqrt(D))], ["ss"])
+    elif scale_op == "Mul":
+        g.add_node("Mul", [c(g, "sc", 1 / math.sqrt(D)), "s"], ["ss"])
+    else:
+        g.add_node("Identity", ["s"], ["ss"])
+    last = "ss"
+    if mask:
+        g.add_node("Add", ["mask", "ss"], ["sm"])
+        last = "sm"
+    g.add_node("Softmax", [last], ["p"], axis=-1)
+    g.add_node("MatMul", ["p", "v"], ["o"])
+    g.add_output("o")
+    return g, (B, H, S, D)
+
+
+@pytest.mark.parametrize("scale_op,mask,k_form,prescale", [
+    ("Div", True, "swap", False),
+    ("Mul", True, "ready", False),
+    ("none", False, "swap", False),
+    ("Div", False, "ready", True),
+])
+def test_attention_variants(scale_op, mask, k_form, prescale):
+    g, (B, H, S, D) = _attention_graph(scale_op, mask, k_form, prescale)
+    m = pg.compile(g, level=2)
+    counts = ops_after(m)
+    assert counts == {"FusedAttention": 1}, counts
+    node = pass_log(m)[-1].nodes[0]
+    want_scale = (1 / math.sqrt(D) if scale_op != "none" else 1.0) * (0.5 if prescale else 1.0)
+    got = float(node.attrs.split("scale=")[1].split()[0])
+    assert abs(got - want_scale) < 1e-5
+    assert f"k_transposed={0 if k_form == 'swap' else 1}" in node.attrs
+    feeds = {"q": f32(B, H, S, D), "k": f32(B, H, S, D) if k_form == "swap" else f32(B, H, D, S),
+             "v": f32(B, H, S, D)}
+    if mask:
+        mk = np.zeros((B, 1, 1, S), np.float32)
+        mk[..., -2:] = -10000.0
+        feeds["mask"] = mk
+    # numpy
+    k = feeds["k"] if k_form == "ready" else feeds["k"].transpose(0, 1, 3, 2)
+    s = (feeds["q"].astype(np.float64) @ k) * want_scale
+    if mask:
+        s = s + feeds["mask"]
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(m.run(feeds)["o"], p @ feeds["v"], rtol=1e-4, atol=1e-5)
+    run_levels(g, feeds)
+
+
+def test_attention_not_fused_when_scores_are_an_output():
+    g, (B, H, S, D) = _attention_graph()
+    g.add_output("p")
+    assert "FusedAttention" not in ops_after(pg.compile(g, level=2))
+
+
+# ---- basic passes --------------------------------------------------------------------------
+
+def test_constant_folding_shape_chain_and_weight_transpose():
+    g = pg.Graph()
+    g.add_input("x0", (2, 3, 4))
+    g.add_node("Relu", ["x0"], ["x"])
+    g.add_node("Shape", ["x"], ["sh"])
+    g.add_node("Gather", ["sh", c(g, "i0", 0, np.int64)], ["d0"], axis=0)
+    g.add_node("Unsqueeze", ["d0", c(g, "ax", [0], np.int64)], ["d0u"])
+    g.add_node("Concat", ["d0u", c(g, "tail", [12], np.int64)], ["ns"], axis=0)
+    g.add_node("Reshape", ["x", "ns"], ["r"])
+    w = f32(5, 12)
+    g.add_node("Transpose", [c(g, "wT", w)], ["w"], perm=[1, 0])      # weight stored transposed
+    g.add_node("MatMul", ["r", "w"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=1)
+    log = pass_log(m)
+    assert log.by_name("constant_folding").op_counts() == {"Relu": 1, "Reshape": 1, "MatMul": 1}
+    reasons = {x.op: x.reason for x in log.by_name("constant_folding").changes}
+    assert "known from shapes" in reasons["Shape"]
+    assert "constants" in reasons["Transpose"]
+    x = f32(2, 3, 4)
+    np.testing.assert_allclose(m.run({"x0": x})["y"], np.maximum(x, 0).reshape(2, 12) @ w.T,
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_noop_elimination_cases():
+    g = pg.Graph()
+    g.add_input("x0", (2, 3, 4))
+    g.add_node("Neg", ["x0"], ["x"])
+    g.add_node("Transpose", ["x"], ["t1"], perm=[0, 2, 1])
+    g.add_node("Transpose", ["t1"], ["t2"], perm=[0, 2, 1])          # inverse: both go
+    g.add_node("Reshape", ["t2", c(g, "s_same", [2, 3, 4], np.int64)], ["r1"])   # same shape
+    g.add_node("Reshape", ["r1", c(g, "s_a", [6, 4], np.int64)], ["r2"])
+    g.add_node("Reshape", ["r2", c(g, "s_b", [0, 2, 2], np.int64)], ["r3"])      # 0: copy dim
+    g.add_node("Cast", ["r3"], ["y0"], to=1)                           # float -> float
+    g.add_node("Relu", ["y0"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=1)
+    counts = ops_after(m)
+    assert counts == {"Neg": 1, "Reshape": 1, "Relu": 1}, counts
+    x = f32(2, 3, 4)
+    np.testing.assert_allclose(m.run({"x0": x})["y"], np.maximum(-x.reshape(6, 2, 2), 0))
+
+
+def test_output_fed_straight_from_an_input_keeps_its_node():
+    g = pg.Graph()
+    g.add_input("x", (3,))
+    g.add_node("Identity", ["x"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=3)
+    x = f32(3)
+    np.testing.assert_array_equal(m.run({"x": x})["y"], x)
+
+
+def test_cse_and_dce():
+    g = pg.Graph()
+    g.add_input("x", (4, 4))
+    g.add_node("Mul", ["x", c(g, "k1", 3.0)], ["a"])
+    g.add_node("Mul", ["x", c(g, "k2", 3.0)], ["b"])       # equal constant: same as a
+    g.add_node("Exp", ["a"], ["ea"])
+    g.add_node("Exp", ["b"], ["eb"])                       # then same as ea
+    g.add_node("Add", ["ea", "eb"], ["y"])
+    g.add_node("Neg", ["x"], ["unused"])                   # dead
+    g.add_output("y")
+    m = pg.compile(g, level=1)
+    log = pass_log(m)
+    assert log.by_name("cse").op_counts() == {"Mul": 1, "Exp": 1, "Add": 1, "Neg": 1}
+    assert log.by_name("dce").op_counts() == {"Mul": 1, "Exp": 1, "Add": 1}
+    assert [x.op for x in log.by_name("dce").changes] == ["Neg"]
+    x = f32(4, 4)
+    np.testing.assert_allclose(m.run({"x": x})["y"], 2 * np.exp(3 * x), rtol=1e-5)
+
+
+def test_weight_prepack_only_at_level3():
+    g = pg.Graph()
+    g.add_input("x", (3, 40))
+    g.add_node("MatMul", ["x", c(g, "w", f32(40, 50))], ["y"])
+    g.add_output("y")
+    m2, m3 = pg.compile(g, level=2), pg.compile(g, level=3)
+    assert "packed" not in pass_log(m2)[-1].nodes[0].in_shapes[1]
+    n3 = pass_log(m3)[-1].nodes[0]
+    assert "packed" in n3.in_shapes[1]
+    assert pass_log(m3).by_name("weight_prepack").changes[0].kind == "rewritten"
+    run_levels(g, {"x": f32(3, 40)})
+
+
+def test_shared_weight_read_as_activation_is_not_packed():
+    g = pg.Graph()
+    g.add_input("x", (8, 8))
+    g.add_node("MatMul", ["x", c(g, "w", f32(8, 8))], ["y0"])
+    g.add_node("Add", ["y0", "w"], ["y"])          # w also read elementwise: must stay row-major
+    g.add_output("y")
+    m = pg.compile(g, level=3)
+    assert all("packed" not in s for n in pass_log(m)[-1].nodes for s in n.in_shapes)
+    run_levels(g, {"x": f32(8, 8)})
