@@ -53,29 +53,29 @@ def _compile_opts(p) -> None:
 
 def _build_parsers() -> dict[str, magic_arguments.MagicArgumentParser]:
     ps = {}
-    p = ps["cpu"] = _parser("%peregrine cpu", "the CPU panel: flags, vector width, caches, "
+    p = ps["cpu"] = _parser("peregrine cpu", "the CPU panel: flags, vector width, caches, "
                             "the variant each op dispatches to, the mask in force")
     _out(p)
-    p = ps["compile"] = _parser("%peregrine compile", "compile a model and show the report")
+    p = ps["compile"] = _parser("peregrine compile", "compile a model and show the report")
     p.add_argument("model", metavar="MODEL", help="an .onnx path, a Graph, or a variable holding one")
     _compile_opts(p)
     p.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS",
                    help="an input's (or a symbolic dim's) size for an ONNX model, e.g. x=1x128; repeatable")
     _out(p)
-    p = ps["passes"] = _parser("%peregrine passes", "the fusion stepper over a compiled model's passes")
+    p = ps["passes"] = _parser("peregrine passes", "the fusion stepper over a compiled model's passes")
     p.add_argument("model", metavar="MODEL", help="a variable holding a compiled model (or a Graph)")
     _out(p)
-    p = ps["memory"] = _parser("%peregrine memory", "the memory pool viewer of a compiled model")
+    p = ps["memory"] = _parser("peregrine memory", "the memory pool viewer of a compiled model")
     p.add_argument("model", metavar="MODEL", help="a variable holding a compiled model (or a Graph)")
     _out(p)
-    p = ps["bench"] = _parser("%peregrine bench", "the kernel comparison: race an op's variants")
+    p = ps["bench"] = _parser("peregrine bench", "the kernel comparison: race an op's variants")
     p.add_argument("op", metavar="OP", help="sgemm (shapes MxNxK) or gemv (NxK)")
     p.add_argument("--shape", action="append", default=[], metavar="DIMS", help="e.g. 256x256x256; repeatable")
     p.add_argument("--variants", default=None, metavar="V,...", help="variants to race (default: all runnable)")
     p.add_argument("--threads", type=int, default=1, metavar="N")
     p.add_argument("--run", action="store_true", help="run at once instead of waiting for the Run button")
     _out(p)
-    p = ps["graph"] = _parser("%%peregrine graph", "build a graph from the cell's text form and compile it "
+    p = ps["graph"] = _parser("%peregrine graph", "build a graph from the cell's text form and compile it "
                               "(grammar: help(peregrine_nb.graph_cell))")
     _compile_opts(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the random weights")
@@ -83,7 +83,7 @@ def _build_parsers() -> dict[str, magic_arguments.MagicArgumentParser]:
                    help="what to show: the compile report, the fusion stepper or the memory viewer")
     p.add_argument("-g", "--graph", metavar="GRAPHVAR", default=None, help="also store the Graph as GRAPHVAR")
     _out(p)
-    p = ps["kernel"] = _parser("%%peregrine kernel", "assemble the cell's routine, check it against the op's "
+    p = ps["kernel"] = _parser("%peregrine kernel", "assemble the cell's routine, check it against the op's "
                                "C reference in a subprocess, benchmark it")
     p.add_argument("--op", required=True, help="the op it implements (see peregrine_nb.asm_cell.SIGNATURES)")
     p.add_argument("--isa", required=True, help="avx2, avx2_fma3, sse2, avx, neon, ...")
@@ -99,7 +99,8 @@ PARSERS = _build_parsers()
 def _usage() -> str:
     lines = []
     for name, p in PARSERS.items():
-        lines.append(p.format_usage().replace("usage: ", "").strip())
+        text = p.format_usage().replace("usage: ", "").replace("::", "")
+        lines += [ln for ln in text.splitlines() if ln.strip()]
     return "\n".join(lines)
 
 
@@ -163,7 +164,7 @@ class PeregrineMagics(Magics):
         try:
             args = PARSERS[cmd].parse_args(rest)
         except UsageError as e:
-            raise UsageError(f"{PARSERS[cmd].prog}: {e}") from None
+            raise UsageError(f"%{PARSERS[cmd].prog}: {e}") from None
         try:
             result = getattr(self, "_" + cmd)(args, cell)
         except UsageError:
@@ -322,6 +323,11 @@ class PeregrineMagics(Magics):
             return run_cell(cell, args.op, args.isa, bench=not args.no_bench, seed=args.seed)
         except KernelBuildError as e:
             raise UsageError(str(e)) from None
+
+
+# `%peregrine?` ends with every command's own argparse usage line
+PeregrineMagics.peregrine.__doc__ += "\nEvery command's arguments::\n\n" + "\n".join(
+    "  " + ln for ln in _usage().splitlines()) + "\n"
 
 
 def load(ip) -> None:
