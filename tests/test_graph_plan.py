@@ -196,3 +196,20 @@ def test_bad_options():
         pg.compile(g, planner="best")
     with pytest.raises(pg.InvalidArgumentError):
         pg.compile(g, level=7)
+
+
+@pytest.mark.parametrize("level", [0, 3])
+def test_view_of_a_feed(level):
+    """A Reshape of a graph input lives in the caller's feed buffer, which
+    moves from run to run: the executor must rebind it every run."""
+    g = pg.Graph()
+    g.add_input("x", (2, 6))
+    g.add_initializer("s", np.array([3, 4], np.int64))
+    g.add_initializer("w", np.eye(4, dtype=np.float32))
+    g.add_node("Reshape", ["x", "s"], ["r"])
+    g.add_node("MatMul", ["r", "w"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=level)
+    for k in range(3):
+        x = np.arange(12, dtype=np.float32).reshape(2, 6) * (k + 1)
+        np.testing.assert_allclose(m.run({"x": x})["y"], x.reshape(3, 4))

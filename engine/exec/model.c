@@ -255,6 +255,9 @@ pg_status pg_model_run(pg_model *m, int n_feeds, const char *const *names,
         pg_step *st = &m->steps[s];
         for (int i = 0; i < st->n_in; i++)
             st->x[i] = st->node->inputs[i] >= 0 ? home(m, st->node->inputs[i]) : NULL;
+        /* outputs too: a view of a feed lives in this run's feed buffer */
+        for (int o = 0; o < st->n_out; o++)
+            st->y[o] = home(m, st->node->outputs[o]);
         pg_kctx k = { .node = st->node, .n_in = st->n_in, .n_out = st->n_out, .in = st->in,
                       .x = st->x, .out = st->out, .y = st->y, .scratch = st->scratch,
                       .scratch_bytes = st->scratch_bytes, .state = st->state };

@@ -51,28 +51,47 @@ pg_status pg_exec_attention(pg_kctx *k)
                 memset(acc, 0, sizeof(float) * (size_t)(tq * Dv));
                 for (int64_t j0 = 0; j0 < Sk; j0 += TK) {
                     int64_t tk = Sk - j0 < TK ? Sk - j0 : TK;
-                    /* scores tile */
+                    /* scores tile: with K^T stored ([D, Sk]) a row of scores is
+                     * a sum of contiguous K^T rows scaled by q[d] (vectorises);
+                     * with K stored [Sk, D] each score is a dot product, split
+                     * over 4 partial sums */
                     for (int64_t i = 0; i < tq; i++) {
                         const float *qi = q0 + (i0 + i) * D;
-                        for (int64_t j = 0; j < tk; j++) {
-                            float s = 0;
-                            if (ktr) {
-                                for (int64_t d = 0; d < D; d++) s += qi[d] * k0[d * Sk + j0 + j];
-                            } else {
-                                const float *kj = k0 + (j0 + j) * D;
-                                for (int64_t d = 0; d < D; d++) s += qi[d] * kj[d];
+                        float *si = S + i * TK;
+                        if (ktr) {
+                            for (int64_t j = 0; j < tk; j++) si[j] = 0;
+                            for (int64_t d = 0; d < D; d++) {
+                                const float *kr = k0 + d * Sk + j0;
+                                float qd = qi[d];
+                                for (int64_t j = 0; j < tk; j++) si[j] += qd * kr[j];
                             }
-                            s *= scale;
+                        } else {
+                            for (int64_t j = 0; j < tk; j++) {
+                                const float *kj = k0 + (j0 + j) * D;
+                                float p0 = 0, p1 = 0, p2 = 0, p3 = 0;
+                                int64_t d = 0;
+                                for (; d + 4 <= D; d += 4) {
+                                    p0 += qi[d] * kj[d];
+                                    p1 += qi[d + 1] * kj[d + 1];
+                                    p2 += qi[d + 2] * kj[d + 2];
+                                    p3 += qi[d + 3] * kj[d + 3];
+                                }
+                                for (; d < D; d++) p0 += qi[d] * kj[d];
+                                si[j] = (p0 + p1) + (p2 + p3);
+                            }
+                        }
+                        for (int64_t j = 0; j < tk; j++) {
+                            float sc = si[j] * scale;
                             if (mt) {
                                 int64_t off = b * mst[0] + h * mst[1] + (i0 + i) * mst[2] + (j0 + j) * mst[3];
                                 if (mt->dtype == PG_DTYPE_BOOL)
-                                    s = ((const uint8_t *)k->x[3])[off] ? s : -INFINITY;
+                                    sc = ((const uint8_t *)k->x[3])[off] ? sc : -INFINITY;
                                 else
-                                    s += ((const float *)k->x[3])[off];
+                                    sc += ((const float *)k->x[3])[off];
                             }
                             if (causal && j0 + j > i0 + i + (Sk - Sq))
-                                s = -INFINITY;
-                            S[i * TK + j] = s;
+                                sc = -INFINITY;
+                            si[j] = sc;
                         }
                     }
                     /* online softmax update */
