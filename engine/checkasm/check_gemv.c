@@ -1,4 +1,4 @@
-/* check_gemv.c - every gemv variant against the C reference.
+/* check_gemv.c - every gemv and gemv_nk variant against the C reference.
  *
  * Walks the edge sizes for N (partial vectors, the kernels' column block
  * boundary at 16384) and for K (0, fewer rows than one group of four, the
@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "../kernels/gemv/gemv.h"
+#include "../kernels/gemv_nk/gemv_nk.h"
 #include "checkasm.h"
 
 
@@ -121,4 +122,78 @@ void checkasm_check_gemv(void)
     next_variant:;
     }
     checkasm_report("gemv");
+}
+
+/* gemv_nk (W as N x K rows): the edge sizes for N (groups of four rows and
+ * the 1..3 left over) and for K (the 16- and 8-float steps, the masked or
+ * lane-by-lane tail), with and without bias, ldw == K and a padded ldw
+ * whose padding holds NaN.  Same tolerance as gemv. */
+void checkasm_check_gemv_nk(void)
+{
+    declare_func(void, size_t N, size_t K, const float *x, const float *W, size_t ldw,
+                 const float *bias, float *y);
+    const pg_op *op = &pg_op_gemv_nk;
+    static const size_t ks[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100 };
+    size_t max_n = 0;
+    for (int i = 0; i < checkasm_n_sizes; i++)
+        max_n = checkasm_sizes[i] > max_n ? checkasm_sizes[i] : max_n;
+    size_t max_k = ks[PG_COUNTOF(ks) - 1] + 17;
+    float *x = checkasm_alloc_f32(max_k), *W = checkasm_alloc_f32(max_n * max_k);
+    float *bias_buf = checkasm_alloc_f32(max_n), *y_ref = checkasm_alloc_f32(max_n);
+    float *tol = checkasm_alloc_f32(max_n);
+
+    for (int v = 0; v < op->count; v++) {
+        if (!checkasm_check_variant(op, v))
+            continue;
+        checkasm_set_funcs(op, v);
+        for (int i = 0; i < checkasm_n_sizes; i++) {
+            size_t N = checkasm_sizes[i];
+            float *y_new = checkasm_alloc_f32(N);
+            for (int ki = 0; ki < PG_COUNTOF(ks); ki++) {
+                size_t K = ks[ki];
+                for (int with_bias = 0; with_bias < 2; with_bias++) {
+                    for (int padded = 0; padded < 2; padded++) {
+                        size_t ldw = K + (padded ? 1 + checkasm_rand() % 17 : 0);
+                        const float *bias = with_bias ? bias_buf : NULL;
+                        checkasm_fill_f32(x, K, -1, 1);
+                        for (size_t n = 0; n < N; n++) {
+                            checkasm_fill_f32(W + n * ldw, K, -1, 1);
+                            for (size_t k = K; k < ldw; k++)
+                                W[n * ldw + k] = NAN;
+                        }
+                        checkasm_fill_f32(bias_buf, N, -1, 1);
+                        for (size_t n = 0; n < N; n++)
+                            y_ref[n] = y_new[n] = NAN;
+                        call_ref(N, K, x, W, ldw, bias, y_ref);
+                        call_new(N, K, x, W, ldw, bias, y_new);
+                        double scale = 2.0 * FLT_EPSILON * (1.0 + sqrt((double)K));
+                        for (size_t n = 0; n < N; n++) {
+                            double s = bias ? fabs(bias[n]) : 0.0;
+                            for (size_t k = 0; k < K; k++)
+                                s += fabs((double)x[k] * W[n * ldw + k]);
+                            tol[n] = (float)(scale * s) + FLT_MIN;
+                        }
+                        if (!checkasm_check_f32_tol("y", y_ref, y_new, N, tol)) {
+                            checkasm_fail("  at N=%zu K=%zu ldw=%zu %s", N, K, ldw,
+                                          bias ? "bias" : "no bias");
+                            goto next_variant;
+                        }
+                    }
+                }
+            }
+        }
+        if (checkasm_bench_enabled()) {
+            size_t N = 4096, K = 4096;
+            float *xb = checkasm_alloc_f32(K), *Wb = checkasm_alloc_f32(K * N);
+            float *bb = checkasm_alloc_f32(N), *yb = checkasm_alloc_f32(N);
+            checkasm_fill_f32(xb, K, -1, 1);
+            checkasm_fill_f32(Wb, K * N, -1, 1);
+            checkasm_fill_f32(bb, N, -1, 1);
+            checkasm_bench_label("%zux%zu", N, K);
+            checkasm_bench_work(2.0 * N * K, 4.0 * N * K);
+            bench_new(N, K, xb, Wb, K, bb, yb);
+        }
+    next_variant:;
+    }
+    checkasm_report("gemv_nk");
 }

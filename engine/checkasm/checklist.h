@@ -2,6 +2,7 @@
  * Included twice by checks.c (to declare and to list); no include guard. */
 CHECK(vadd)
 CHECK(gemv)
+CHECK(gemv_nk)
 CHECK(vmul)
 CHECK(sgemm)
 CHECK(vexp)

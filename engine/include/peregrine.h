@@ -302,6 +302,12 @@ PG_API const char *pg_model_text(const pg_model *m);
  * for the one dispatch picks.  Bound by memory bandwidth: B is read once. */
 PG_API pg_status pg_gemv(int variant, size_t N, size_t K, const float *x, const float *B,
                          size_t ldb, const float *bias, float *y);
+/* The same product with the weights in nn.Linear (and GGUF) layout:
+ * y[n] = bias[n] + sum_k W[n * ldw + k] * x[k] for 0 <= n < N, W N x K
+ * row-major with ldw >= K; variant indexes the "gemv_nk" table (-1:
+ * dispatch).  Reads W once, row by row. */
+PG_API pg_status pg_gemv_nk(int variant, size_t N, size_t K, const float *x, const float *W,
+                            size_t ldw, const float *bias, float *y);
 /* The yardstick for bandwidth-bound kernels: copies `bytes` (>= 4096) with
  * an assembly streaming loop on `threads` threads and returns the best pass
  * in GB/s counted as STREAM's Copy does, (read + written) / time; -1.0 and

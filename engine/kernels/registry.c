@@ -3,6 +3,7 @@
 #include "variant.h"
 #include "vadd/vadd.h"
 #include "gemv/gemv.h"
+#include "gemv_nk/gemv_nk.h"
 #include "vmul/vmul.h"
 #include "sgemm/sgemm.h"
 #include "vexp/vexp.h"
@@ -18,6 +19,7 @@
 static const pg_op *const all_ops[] = {
     &pg_op_vadd,
     &pg_op_gemv,
+    &pg_op_gemv_nk,
     &pg_op_vmul,
     &pg_op_sgemm,
     &pg_op_vexp,

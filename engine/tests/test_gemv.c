@@ -1,4 +1,4 @@
-/* test_gemv.c - the public pg_gemv and pg_measure_copy_gbps from C: the
+/* test_gemv.c - the public pg_gemv, pg_gemv_nk and pg_measure_copy_gbps from C: the
  * threaded split (results must not depend on the thread count: each thread
  * owns whole columns, so the sums are the same), the K = 0 and N = 0 edges,
  * and every argument error.  The kernels themselves are proven against the
@@ -68,6 +68,41 @@ static void check_shape(size_t N, size_t K, size_t ldb, int with_bias)
     free(x), free(B), free(bias), free(y1), free(y2), free(yc);
 }
 
+/* gemv_nk on W = B^T must give what gemv gives on B (to rounding), and the
+ * same bits on 1 and 2 threads. */
+static void check_nk(size_t N, size_t K, size_t ldw)
+{
+    unsigned seed = (unsigned)(N * 7 + K);
+    float *x = malloc((K + 1) * sizeof(float)), *W = malloc((N * ldw + 1) * sizeof(float));
+    float *B = malloc((K * N + 1) * sizeof(float)), *bias = malloc(N * sizeof(float));
+    float *y1 = malloc(N * sizeof(float)), *y2 = malloc(N * sizeof(float));
+    float *yg = malloc(N * sizeof(float));
+    for (size_t k = 0; k < K; k++)
+        x[k] = frand(&seed);
+    for (size_t n = 0; n < N; n++)
+        for (size_t k = 0; k < K; k++)
+            B[k * N + n] = W[n * ldw + k] = frand(&seed);
+    for (size_t n = 0; n < N; n++)
+        bias[n] = frand(&seed);
+    pg_set_num_threads(1);
+    EXPECT(pg_gemv_nk(-1, N, K, x, W, ldw, bias, y1) == PG_OK, "nk 1 thread: %s", pg_last_error());
+    pg_set_num_threads(2);
+    EXPECT(pg_gemv_nk(-1, N, K, x, W, ldw, bias, y2) == PG_OK, "nk 2 threads: %s", pg_last_error());
+    EXPECT(pg_gemv(-1, N, K, x, B, N, bias, yg) == PG_OK, "gemv: %s", pg_last_error());
+    pg_set_num_threads(0);
+    EXPECT(!memcmp(y1, y2, N * sizeof(float)), "nk N=%zu K=%zu: 1 and 2 threads differ", N, K);
+    for (size_t n = 0; n < N; n++) {
+        double s = fabs(bias[n]);
+        for (size_t k = 0; k < K; k++)
+            s += fabs((double)x[k] * W[n * ldw + k]);
+        if (!(fabs((double)y2[n] - yg[n]) <= 4.0 * 1.1920929e-7 * (1.0 + sqrt((double)K)) * s)) {
+            EXPECT(0, "nk N=%zu K=%zu y[%zu] = %g, gemv %g", N, K, n, y2[n], yg[n]);
+            break;
+        }
+    }
+    free(x), free(W), free(B), free(bias), free(y1), free(y2), free(yg);
+}
+
 int main(void)
 {
     /* Big enough to be split across threads, with ragged slices. */
@@ -75,6 +110,10 @@ int main(void)
     check_shape(1001, 259, 1013, 0);
     check_shape(70, 5000, 70, 1);
     check_shape(17, 3, 17, 1);
+
+    check_nk(1000, 301, 301);
+    check_nk(67, 2000, 2005);
+    check_nk(3, 5, 5);
 
     float x[4] = { 1, 2, 3, 4 }, B[8] = { 0 }, bias[2] = { 5, -6 }, y[2] = { 9, 9 };
     EXPECT(pg_gemv(-1, 2, 0, NULL, NULL, 2, bias, y) == PG_OK && y[0] == 5 && y[1] == -6,
@@ -89,6 +128,10 @@ int main(void)
     EXPECT(strstr(pg_last_error(), "ldb") != NULL, "message names ldb: %s", pg_last_error());
     EXPECT(pg_gemv(-1, 2, (size_t)1 << 62, x, B, 2, NULL, y) == PG_ERR_SHAPE, "B too large");
     EXPECT(pg_gemv(99, 2, 4, x, B, 2, NULL, y) == PG_ERR_INVALID_ARG, "bad variant");
+    EXPECT(pg_gemv_nk(-1, 2, 4, x, B, 3, NULL, y) == PG_ERR_SHAPE, "nk: ldw < K");
+    EXPECT(pg_gemv_nk(-1, 2, 4, x, NULL, 4, NULL, y) == PG_ERR_INVALID_ARG, "nk: NULL W");
+    EXPECT(pg_gemv_nk(-1, 2, 0, NULL, NULL, 0, bias, y) == PG_OK && y[0] == 5 && y[1] == -6,
+           "nk: K = 0 gives y = bias");
 
     EXPECT(pg_measure_copy_gbps(100, 1) < 0, "copy of 100 bytes is refused");
     EXPECT(pg_measure_copy_gbps(1 << 20, 0) < 0, "0 threads is refused");
