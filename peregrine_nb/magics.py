@@ -13,7 +13,7 @@ Cell magics::
 
     %%peregrine graph [--level N] [--disable PASS,...] [--planner P] [--seed N]
                       [--show report|passes|memory] [-o VAR] [-g GRAPHVAR]
-    %%peregrine kernel --op OP --isa ISA [--no-bench] [--seed N] [-o VAR]
+    %%peregrine kernel --op OP --isa ISA [--no-bench] [--seed N] [--timeout S] [-o VAR]
 
 Every magic returns a rich object (displayed when it ends the cell) and
 ``-o VAR`` stores it in the notebook's namespace.  A bad argument is one
@@ -89,6 +89,8 @@ def _build_parsers() -> dict[str, magic_arguments.MagicArgumentParser]:
     p.add_argument("--isa", required=True, help="avx2, avx2_fma3, sse2, avx, neon, ...")
     p.add_argument("--no-bench", action="store_true", help="check only")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=60, metavar="S",
+                   help="seconds the check may take before it is stopped (an endless loop)")
     _out(p)
     return ps
 
@@ -140,7 +142,7 @@ class PeregrineMagics(Magics):
                 y = Softmax(h, axis=-1)
                 output y
             (full grammar: help(peregrine_nb.graph_cell)); it is built and compiled.
-        %%peregrine kernel --op OP --isa ISA [--no-bench] [--seed N] [-o VAR]
+        %%peregrine kernel --op OP --isa ISA [--no-bench] [--seed N] [--timeout S] [-o VAR]
             The cell is GNU assembly for one op's routine (PG_FUNC(name) ...
             PG_ENDFUNC(name)); it is assembled, checked against the C reference
             by checkasm in a subprocess and benchmarked against the built-in
@@ -320,7 +322,8 @@ class PeregrineMagics(Magics):
         from .asm_cell import KernelBuildError, run_cell
 
         try:
-            return run_cell(cell, args.op, args.isa, bench=not args.no_bench, seed=args.seed)
+            return run_cell(cell, args.op, args.isa, bench=not args.no_bench, seed=args.seed,
+                            timeout=args.timeout)
         except KernelBuildError as e:
             raise UsageError(str(e)) from None
 

@@ -311,6 +311,13 @@ def test_kernel_cell_crash_does_not_kill_the_kernel(ip):
 
 
 @needs_avx2
+def test_kernel_cell_endless_loop_is_stopped(ip):
+    bad = VADD.replace("        test    rdi, rdi\n        jz      2f\n", "3:      jmp     3b\n")
+    r = cell(ip, "kernel --op vadd --isa avx2 --no-bench --timeout 2", bad)
+    assert not r.ok and any("timed out" in f for f in r.failures)
+
+
+@needs_avx2
 def test_kernel_cell_assembler_errors_carry_cell_lines(ip):
     bad = VADD.replace("vaddss  xmm0, xmm0, [rdx]", "vfrobss xmm0, xmm0, [rdx]") \
               .replace("add     rcx, 4", "add     rcx,, 4")
