@@ -171,7 +171,7 @@ class PeregrineMagics(Magics):
             result = getattr(self, "_" + cmd)(args, cell)
         except UsageError:
             raise
-        except (PeregrineError, ValueError, TypeError, KeyError, FileNotFoundError) as e:
+        except (PeregrineError, ValueError, TypeError, KeyError, OSError, ImportError) as e:
             raise UsageError(_one_line(e)) from None
         if getattr(args, "output", None):
             self.shell.user_ns[args.output] = result
@@ -237,6 +237,11 @@ class PeregrineMagics(Magics):
             import peregrine_nb
 
             load = getattr(peregrine_nb, "load_onnx", None)
+            if load is None:
+                try:
+                    from .onnx_import import load_onnx as load
+                except ImportError:
+                    load = None
             if load is None:
                 raise UsageError("this build of peregrine_nb cannot read ONNX files yet (no peregrine_nb.load_onnx)")
             return load(src, shapes=shapes) if shapes else load(src)

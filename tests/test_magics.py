@@ -173,6 +173,27 @@ def test_compile_a_graph_variable(ip):
     assert again.level == 1
 
 
+def test_compile_an_onnx_file(ip, tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+
+    w = numpy_helper.from_array(np.ones((8, 4), np.float32), "w")
+    b = numpy_helper.from_array(np.zeros(4, np.float32), "b")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["s"]),
+         helper.make_node("Relu", ["s"], ["y"])],
+        "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])], [w, b])
+    path = tmp_path / "mlp.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    m = line(ip, f"compile {path} --shape x=2x8 -o onnx_m")
+    assert ip.user_ns["onnx_m"] is m and m.op_types == ["FusedMatMul"]
+    assert m.run({"x": np.ones((2, 8), np.float32)})["y"].shape == (2, 4)
+    one_line(usage_error(line, ip, f"compile {path}"))  # the batch dim is unknown
+    one_line(usage_error(line, ip, f"compile {path} --shape x=2xq"))
+
+
 def test_passes_and_memory_open_viewers(ip):
     cell(ip, "graph -o pm", MLP)
     s = line(ip, "passes pm -o stepper")
