@@ -373,6 +373,31 @@ class GGUFFile:
         return f"<table>{rows}</table>"
 
 
+def ggml_types() -> dict[str, int]:
+    """ggml tensor type names the engine knows, with their numbers."""
+    out = {}
+    for t in range(64):
+        name = lib.pg_ggml_type_name(t)
+        if name != ffi.NULL:
+            out[cstr(name)] = t
+    return out
+
+
+def dequantize(type_: str | int, blocks, n: int | None = None) -> np.ndarray:
+    """Expand packed ggml blocks (bytes-like) of a type ("q4_K" or its
+    number) to float32 with the engine's C reference."""
+    t = ggml_types()[type_] if isinstance(type_, str) else int(type_)
+    raw = np.frombuffer(memoryview(blocks).cast("B"), dtype=np.uint8)
+    block, nbytes = lib.pg_ggml_type_block_size(t), lib.pg_ggml_type_block_bytes(t)
+    if n is None:
+        n = len(raw) // nbytes * block if nbytes else 0
+    if block and nbytes and len(raw) < n // block * nbytes:
+        raise ValueError(f"{len(raw)} bytes hold fewer than {n} elements of type {type_}")
+    out = np.empty(n, dtype=np.float32)
+    check(lib.pg_dequantize(t, ffi.from_buffer("uint8_t[]", raw), ffi.from_buffer("float[]", out), n))
+    return out
+
+
 def load_gguf(path: str | os.PathLike) -> GGUFFile:
     """Open a GGUF file (mapped read-only; a truncated or corrupt file raises
     FormatError naming the problem and its byte offset)."""

@@ -3,6 +3,7 @@ SmolLM2-135M file (metadata, tensors, dequantisation against an independent
 numpy decoding of the packed blocks), and truncated / corrupted files, which
 must raise FormatError naming the offset."""
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -179,3 +180,28 @@ def test_truncated_real_file(smollm2, tmp_path):
         with pytest.raises(PeregrineError, match="offset|too short") as e:
             gg.load_gguf(p)
         assert e.value.status == "PG_ERR_FORMAT"
+
+
+# ---- dequantisation against ggml -------------------------------------------
+
+DEQUANT = np.load(Path(__file__).parent / "data" / "dequant_golden.npz")
+
+
+@pytest.mark.parametrize("type_", sorted({k.rsplit("_", 1)[0] for k in DEQUANT.files if k.endswith("_y")}))
+def test_dequantize_matches_ggml(type_):
+    """tests/data/dequant_golden.npz: ggml's own quantize_row_*_ref and
+    dequantize_row_* (tests/data/make_dequant_golden.py)."""
+    want = DEQUANT[f"{type_}_y"]
+    got = gg.dequantize(type_, DEQUANT[f"{type_}_blocks"], len(want))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * float(np.abs(want).max()))
+    # and the quantisation really was lossy but close (sanity of the golden data)
+    x = DEQUANT[f"{type_}_x"]
+    assert np.abs(got - x).max() < 0.6 * np.abs(x).max()
+
+
+def test_dequantize_argument_errors():
+    with pytest.raises(ShapeError, match="whole number"):
+        gg.dequantize("q4_1", bytes(20), 31)
+    with pytest.raises(ValueError):
+        gg.dequantize("q4_1", bytes(20), 64)
+    assert gg.ggml_types()["q6_K"] == 14

@@ -136,6 +136,32 @@ static void dq_q2_K(const uint8_t *b, float *y)
     }
 }
 
+/* q3_K: hmask[32] (third bits), qs[64] (2-bit), scales[12] (sixteen 6-bit
+ * scales, biased by 32), f16 d.  Scale j = 4a + b takes its low nibble from
+ * byte b (a even) or 4 + b (a odd), low or high nibble by a >= 2, and its top
+ * two bits from byte 8 + b, bits 2a.  Elements go as in q2_K; the hmask bit
+ * (one bit position per group of 32, across both halves) clear means -4. */
+static void dq_q3_K(const uint8_t *b, float *y)
+{
+    const uint8_t *hm = b, *q = b + 32, *s = b + 96;
+    float d = f16(b + 108);
+    int is = 0, m = 1;
+    for (int half = 0; half < 2; half++, q += 32) {
+        for (int shift = 0; shift < 8; shift += 2, m <<= 1) {
+            for (int g = 0; g < 2; g++, is++) {
+                int a = is / 4, bb = is % 4;
+                int lo = ((a & 1 ? s[4 + bb] : s[bb]) >> (a & 2 ? 4 : 0)) & 0x0f;
+                int hi = (s[8 + bb] >> (2 * a)) & 3;
+                float dl = d * (float)((lo | hi << 4) - 32);
+                for (int l = 0; l < 16; l++) {
+                    int k = 16 * g + l;
+                    *y++ = dl * (float)(((q[k] >> shift) & 3) - ((hm[k] & m) ? 0 : 4));
+                }
+            }
+        }
+    }
+}
+
 /* The 6-bit scale and min of sub-block j (0..7) of q4_K / q5_K, packed in
  * 12 bytes: j < 4 in the low 6 bits of bytes j and j + 4; j >= 4 in the
  * nibbles of byte j + 4 with their top 2 bits in the high bits of bytes
@@ -234,6 +260,7 @@ static block_fn block_dequantizer(int type)
     case PG_GGML_Q8_0: return dq_q8_0;
     case PG_GGML_Q8_1: return dq_q8_1;
     case PG_GGML_Q2_K: return dq_q2_K;
+    case PG_GGML_Q3_K: return dq_q3_K;
     case PG_GGML_Q4_K: return dq_q4_K;
     case PG_GGML_Q5_K: return dq_q5_K;
     case PG_GGML_Q6_K: return dq_q6_K;

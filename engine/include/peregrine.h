@@ -384,7 +384,7 @@ typedef enum pg_gguf_type {
 } pg_gguf_type;
 
 /* Tensor element types (ggml's numbering).  Sizes are known for all of
- * these; pg_gguf_dequantize expands all but q3_K and i64. */
+ * these; pg_gguf_dequantize expands all but i64. */
 typedef enum pg_ggml_type {
     PG_GGML_F32 = 0,
     PG_GGML_F16 = 1,
