@@ -555,3 +555,18 @@ def test_shared_weight_read_as_activation_is_not_packed():
     m = pg.compile(g, level=3)
     assert all("packed" not in s for n in pass_log(m)[-1].nodes for s in n.in_shapes)
     run_levels(g, {"x": f32(8, 8)})
+
+
+def test_cse_keeps_twin_graph_outputs_apart():
+    g = pg.Graph()
+    g.add_input("x", (3, 3))
+    g.add_node("Exp", ["x"], ["a"])
+    g.add_node("Exp", ["x"], ["b"])
+    g.add_output("a")
+    g.add_output("b")
+    m = pg.compile(g, level=3)
+    assert ops_after(m) == {"Exp": 2}
+    x = f32(3, 3)
+    out = m.run({"x": x})
+    np.testing.assert_allclose(out["a"], np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(out["b"], np.exp(x), rtol=1e-6)

@@ -159,6 +159,13 @@ static pg_status run_cse(pg_graph *g, pg_pass_ctx *c)
             table[slot] = n->id;
             continue;
         }
+        /* Two graph outputs would then share one tensor: keep both nodes
+         * (the run fills each output once). */
+        int is_out = 0;
+        for (int o = 0; o < n->n_outputs; o++)
+            is_out |= pg_ir_is_output(g, n->outputs[o]);
+        if (is_out)
+            continue;
         for (int o = 0; o < n->n_outputs; o++)
             pg_ir_rewire(g, n->outputs[o], twin->outputs[o]);
         pg_pass_remove(c, g, n->id, "same op, inputs and attributes as '%s': its readers read that",
