@@ -6,7 +6,9 @@
  * SGEMM's unpacked B); bias may be NULL (then y = x . B).  GEMV is bound by
  * memory bandwidth, not arithmetic: every kernel streams B exactly once,
  * four rows at a time as four contiguous forward streams (which hardware
- * prefetchers follow), and keeps a block of y in L1 between row groups.
+ * prefetchers follow), and keeps a block of y (up to 16384 columns) in
+ * L1/L2 between row groups.  gemv_nk.h is the same product with the
+ * weights transposed (nn.Linear layout).
  *
  * A kernel computes the whole product for the columns it is given; the
  * driver (gemv.c) splits N into column slices for the thread pool by calling
