@@ -1,0 +1,583 @@
+"""Import ONNX models into a :class:`~peregrine_nb.graph.Graph`.
+
+>>> m = load_onnx("model.onnx", shapes={"input_ids": (1, 128)})   # doctest: +SKIP
+>>> compiled = peregrine_nb.compile(m)                              # doctest: +SKIP
+
+or, for a model whose batch/sequence dims vary from call to call,
+
+>>> model = OnnxModel("model.onnx")                                 # doctest: +SKIP
+>>> model.run({"input_ids": ids, "attention_mask": mask})           # doctest: +SKIP
+
+which compiles once per distinct set of input shapes and keeps the results.
+
+The engine compiles for concrete shapes, so symbolic dims ("batch",
+"sequence") are resolved here from the shapes given.  The `onnx` package is
+only needed to read a file: it is imported when a model is loaded, never when
+peregrine_nb is imported.
+
+Opsets: the default domain at opset 13 and later.  Files exported at a newer
+opset load too when every op they use still has a version this importer
+knows (most ops after 21 only gained element types).  Attributes that the
+ONNX schema defaults are written out explicitly, so the engine never relies
+on a default of its own.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .compiled import CompiledModel, compile as _compile
+from .errors import FormatError, ShapeError, UnsupportedError
+from .graph import Graph
+
+MIN_OPSET = 13
+
+# ONNX op type -> the highest since_version whose semantics the importer and
+# engine implement.  A node whose resolved schema version is newer than this
+# is reported as unsupported (its meaning may have changed).  Versions after
+# 21 listed here changed only the element types the op accepts.
+SUPPORTED_OPS: dict[str, int] = {
+    "Abs": 13, "Add": 14, "And": 7, "Cast": 28, "Concat": 13, "Constant": 25,
+    "ConstantOfShape": 25, "Div": 14, "Dropout": 22, "Equal": 19, "Erf": 13, "Exp": 13,
+    "Expand": 13, "Flatten": 25, "Gather": 13, "Gelu": 20, "Gemm": 13, "Greater": 13,
+    "GreaterOrEqual": 16, "Identity": 25, "LayerNormalization": 17, "Less": 13,
+    "LessOrEqual": 16, "Log": 13, "MatMul": 13, "Mul": 14, "Neg": 13, "Not": 1, "Or": 7,
+    "Pow": 15, "Reciprocal": 13, "ReduceMean": 18, "ReduceSum": 13, "Relu": 14,
+    "Reshape": 25, "RMSNormalization": 23, "Shape": 25, "Sigmoid": 13, "Slice": 13,
+    "Softmax": 13, "Split": 18, "Sqrt": 13, "Squeeze": 25, "Sub": 14, "Tanh": 13,
+    "Transpose": 25, "Unsqueeze": 25, "Where": 16,
+}
+
+# Input slots whose VALUE decides output shapes: the engine needs them at
+# compile time.  A graph input feeding one is compiled as a constant (its
+# value given to load_onnx(values=...), or taken from the feeds by OnnxModel).
+VALUE_SLOTS: dict[str, tuple[int, ...]] = {
+    "Reshape": (1,), "Expand": (1,), "Slice": (1, 2, 3, 4), "Split": (1,), "Squeeze": (1,),
+    "Unsqueeze": (1,), "ReduceMean": (1,), "ReduceSum": (1,), "ConstantOfShape": (0,),
+}
+
+# ONNX TensorProto element type -> numpy dtype the engine handles
+_ELEM = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 11: np.float64}
+_ELEM_NAME = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
+              8: "string", 9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64",
+              14: "complex64", 15: "complex128", 16: "bfloat16"}
+
+
+def _onnx():
+    try:
+        import onnx  # noqa: F401  (lazy: only the importer needs it)
+        from onnx import numpy_helper  # noqa: F401
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("loading ONNX files needs the `onnx` package (pip install onnx)") from e
+    return onnx
+
+
+# ---------------------------------------------------------------------------
+# reading and checking the file
+# ---------------------------------------------------------------------------
+
+def _read_model(src: Any):
+    """A ModelProto from a path, bytes or a ModelProto; FormatError when the
+    bytes are not a usable ONNX model."""
+    onnx = _onnx()
+    if isinstance(src, onnx.ModelProto):
+        model = src
+        where = "the ModelProto"
+    else:
+        if isinstance(src, (bytes, bytearray, memoryview)):
+            data, where, base = bytes(src), "the ONNX bytes", None
+        else:
+            path = os.fspath(src)
+            with open(path, "rb") as f:    # a missing file stays FileNotFoundError
+                data = f.read()
+            where, base = repr(path), os.path.dirname(os.path.abspath(path))
+        model = onnx.ModelProto()
+        try:
+            model.ParseFromString(data)
+        except Exception as e:  # protobuf's DecodeError, or anything it raises on garbage
+            raise FormatError(f"{where} is not a valid ONNX file ({len(data)} bytes; "
+                              f"protobuf: {e})") from None
+        if base is not None and _uses_external_data(model):
+            try:
+                from onnx.external_data_helper import load_external_data_for_model
+                load_external_data_for_model(model, base)
+            except Exception as e:
+                raise FormatError(f"{where}: could not load external tensor data: {e}") from None
+    if not model.HasField("graph") or not model.graph.output:
+        raise FormatError(f"{where} holds no graph with outputs (an empty, truncated or non-ONNX file?)")
+    try:
+        onnx.checker.check_model(model)
+    except Exception as e:
+        msg = str(e).strip().splitlines()
+        raise FormatError(f"{where} is malformed: {msg[0] if msg else type(e).__name__}"
+                          + (f" ({' '.join(m.strip() for m in msg[1:3])})" if len(msg) > 1 else "")) from None
+    return model
+
+
+def _uses_external_data(model) -> bool:
+    return any(t.data_location == 1 for t in model.graph.initializer)
+
+
+def _opset(model) -> int:
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return int(imp.version)
+    raise FormatError("the model imports no version of the default ONNX opset")
+
+
+def _first_version(op: str) -> int:
+    """since_version of op as opset 13 resolves it."""
+    from onnx import defs
+    try:
+        return defs.get_schema(op, MIN_OPSET, "").since_version
+    except Exception:   # an op introduced after opset 13
+        return 0
+
+
+def _to_array(tensor, what: str) -> np.ndarray:
+    from onnx import numpy_helper
+    if tensor.data_type not in _ELEM:
+        raise UnsupportedError(f"{what}: element type {_ELEM_NAME.get(tensor.data_type, tensor.data_type)} "
+                               f"is not supported (float, double, int64, int32, int8, uint8, bool)")
+    try:
+        a = numpy_helper.to_array(tensor)
+    except Exception as e:
+        raise FormatError(f"{what}: tensor data does not match its dims {list(tensor.dims)}: {e}") from None
+    return np.ascontiguousarray(a.astype(_ELEM[tensor.data_type], copy=False))
+
+
+# ---------------------------------------------------------------------------
+# attributes
+# ---------------------------------------------------------------------------
+
+def _attr_value(attr, node_desc: str) -> Any:
+    from onnx import AttributeProto as A
+    t = attr.type
+    if t == A.INT:
+        return int(attr.i)
+    if t == A.FLOAT:
+        return float(attr.f)
+    if t == A.STRING:
+        return attr.s.decode("utf-8", "replace")
+    if t == A.INTS:
+        return [int(v) for v in attr.ints]
+    if t == A.FLOATS:
+        return [float(v) for v in attr.floats]
+    if t == A.TENSOR:
+        return _to_array(attr.t, f"{node_desc} attribute {attr.name!r}")
+    kind = A.AttributeType.Name(t) if t in A.AttributeType.values() else str(t)
+    raise UnsupportedError(f"{node_desc}: attribute {attr.name!r} of kind {kind} is not supported")
+
+
+def _schema_defaults(op: str, opset: int) -> dict[str, Any]:
+    """Attributes the schema gives a default value, as Python values."""
+    from onnx import defs, helper
+    try:
+        schema = defs.get_schema(op, opset, "")
+    except Exception:
+        return {}
+    out = {}
+    for name, a in schema.attributes.items():
+        if a.default_value is not None and a.default_value.type:
+            try:
+                out[name] = helper.get_attribute_value(a.default_value)
+            except Exception:
+                continue
+    for k, v in list(out.items()):
+        if isinstance(v, bytes):
+            out[k] = v.decode()
+        elif isinstance(v, (list, tuple)):
+            out[k] = list(v)
+        elif not isinstance(v, (int, float, str)):
+            del out[k]   # tensors / graphs as defaults: none of the supported ops have one
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the parsed model: everything but the input shapes
+# ---------------------------------------------------------------------------
+
+class _Node:
+    __slots__ = ("op", "name", "inputs", "outputs", "attrs")
+
+    def __init__(self, op, name, inputs, outputs, attrs):
+        self.op, self.name, self.inputs, self.outputs, self.attrs = op, name, inputs, outputs, attrs
+
+
+class _Parsed:
+    """The model as the importer needs it, independent of input shapes:
+    initializers as arrays, nodes as (op, name, inputs, outputs, attrs) with
+    every defaulted attribute filled in and ONNX-version differences
+    rewritten away."""
+
+    def __init__(self, model) -> None:
+        onnx = _onnx()
+        self.opset = _opset(model)
+        g = model.graph
+        self.initializers: dict[str, np.ndarray] = {}
+        for t in g.initializer:
+            self.initializers[t.name] = _to_array(t, f"initializer {t.name!r}")
+        if g.sparse_initializer:
+            raise UnsupportedError("sparse initializers are not supported")
+        # inputs: (name, elem_type, dims with None / str for symbolic)
+        self.inputs: list[tuple[str, int, list]] = []
+        for vi in g.input:
+            if vi.name in self.initializers:
+                continue   # IR < 4 lists initializers as inputs too
+            tt = vi.type.tensor_type
+            if not vi.type.HasField("tensor_type"):
+                raise UnsupportedError(f"input {vi.name!r}: only tensor inputs are supported")
+            if tt.elem_type not in _ELEM:
+                raise UnsupportedError(f"input {vi.name!r}: element type "
+                                       f"{_ELEM_NAME.get(tt.elem_type, tt.elem_type)} is not supported")
+            dims: list = []
+            if tt.HasField("shape"):
+                for d in tt.shape.dim:
+                    if d.HasField("dim_value"):
+                        dims.append(int(d.dim_value))
+                    else:
+                        dims.append(d.dim_param or None)
+            else:
+                dims = None  # type: ignore[assignment]
+            self.inputs.append((vi.name, tt.elem_type, dims))
+        self.outputs = [o.name for o in g.output]
+        self.nodes: list[_Node] = []
+        self._unsupported: dict[str, list[str]] = {}
+        self._noop: dict[str, int] = {}
+        used_names: set[str] = set()
+        for i, n in enumerate(g.node):
+            name = n.name or f"{n.op_type}_{i}"
+            while name in used_names:
+                name = f"{name}_{i}"
+            used_names.add(name)
+            self._convert(n, name)
+        graph_inputs = {n for n, _, _ in self.inputs}
+        self.value_inputs: list[str] = []
+        for n in self.nodes:
+            for slot in VALUE_SLOTS.get(n.op, ()):
+                if slot < len(n.inputs) and n.inputs[slot] in graph_inputs \
+                        and n.inputs[slot] not in self.value_inputs:
+                    self.value_inputs.append(n.inputs[slot])
+        if self._unsupported:
+            parts = [f"{op} (nodes: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''})"
+                     for op, names in sorted(self._unsupported.items())]
+            raise UnsupportedError(f"the model uses {len(self._unsupported)} unsupported op type(s): "
+                                   + "; ".join(parts))
+        del onnx
+
+    # -- one node -----------------------------------------------------------
+    def _unsupported_op(self, key: str, name: str) -> None:
+        self._unsupported.setdefault(key, []).append(name)
+
+    def _convert(self, n, name: str) -> None:
+        from onnx import defs
+        op = n.op_type
+        domain = n.domain if n.domain not in ("", "ai.onnx") else ""
+        if domain or op not in SUPPORTED_OPS:
+            self._unsupported_op(f"{domain + '.' if domain else ''}{op}", name)
+            return
+        try:
+            since = defs.get_schema(op, self.opset, "").since_version
+        except Exception:
+            since = SUPPORTED_OPS[op]
+        # the version this node resolves to must be one that opset 13 or a
+        # later opset resolves to (older versions had other semantics), and
+        # not newer than the one implemented here
+        if since > SUPPORTED_OPS[op] or since < _first_version(op):
+            self._unsupported_op(f"{op} (version {since})", name)
+            return
+        desc = f"node {name!r} ({op})"
+        attrs = _schema_defaults(op, self.opset)
+        try:
+            for a in n.attribute:
+                if a.ref_attr_name:
+                    raise UnsupportedError(f"{desc}: attribute {a.name!r} refers to a function attribute")
+                attrs[a.name] = _attr_value(a, desc)
+        except UnsupportedError as e:
+            self._unsupported_op(f"{op} ({e})", name)
+            return
+        inputs, outputs = list(n.input), list(n.output)
+        while inputs and inputs[-1] == "":
+            inputs.pop()
+        rewrite = getattr(self, "_op_" + op, None)
+        if rewrite is not None:
+            why = rewrite(name, inputs, outputs, attrs)
+            if why:
+                self._unsupported_op(f"{op} ({why})", name)
+            return
+        self.nodes.append(_Node(op, name, inputs, outputs, attrs))
+
+    def _emit(self, op, name, inputs, outputs, attrs=None) -> None:
+        self.nodes.append(_Node(op, name, list(inputs), list(outputs), dict(attrs or {})))
+
+    def _const(self, name: str, value: np.ndarray) -> str:
+        k = name
+        while k in self.initializers:
+            k += "_"
+        self.initializers[k] = value
+        return k
+
+    # -- per-op rewrites (return a reason string when the node cannot be run)
+    def _op_Dropout(self, name, inputs, outputs, attrs):
+        # inference: identity; the mask output (all true) is rarely consumed
+        if len(inputs) >= 3:
+            tm = inputs[2]
+            if tm in self.initializers and bool(np.asarray(self.initializers[tm]).reshape(-1)[0]):
+                return "training_mode=true"
+            if tm not in self.initializers:
+                return "training_mode given at run time"
+        self._emit("Identity", name, inputs[:1], outputs[:1])
+        if len(outputs) > 1 and outputs[1]:
+            return "the mask output"
+        return None
+
+    def _op_GreaterOrEqual(self, name, inputs, outputs, attrs):
+        self._emit("Less", name + "/lt", inputs, [outputs[0] + "/lt"])
+        self._emit("Not", name, [outputs[0] + "/lt"], outputs)
+
+    def _op_LessOrEqual(self, name, inputs, outputs, attrs):
+        self._emit("Greater", name + "/gt", inputs, [outputs[0] + "/gt"])
+        self._emit("Not", name, [outputs[0] + "/gt"], outputs)
+
+    def _op_LayerNormalization(self, name, inputs, outputs, attrs):
+        if len([o for o in outputs if o]) > 1:
+            return "the Mean/InvStdDev outputs (training only)"
+        attrs.pop("stash_type", None)
+        self._emit("LayerNormalization", name, inputs, outputs[:1], attrs)
+
+    def _op_RMSNormalization(self, name, inputs, outputs, attrs):
+        attrs.pop("stash_type", None)
+        self._emit("RMSNormalization", name, inputs, outputs, attrs)
+
+    def _op_ReduceMean(self, name, inputs, outputs, attrs):
+        return self._reduce("ReduceMean", name, inputs, outputs, attrs)
+
+    def _op_ReduceSum(self, name, inputs, outputs, attrs):
+        return self._reduce("ReduceSum", name, inputs, outputs, attrs)
+
+    def _reduce(self, op, name, inputs, outputs, attrs):
+        # noop_with_empty_axes: empty axes mean "no reduction" instead of
+        # "all axes".  Whether the axes are empty may only be known once an
+        # axes input is bound to a value, so build() decides (_fix_reduce).
+        self._noop[name] = int(attrs.pop("noop_with_empty_axes", 0))
+        self._emit(op, name, inputs, outputs, attrs)
+        return None
+
+    def _op_Split(self, name, inputs, outputs, attrs):
+        attrs.pop("num_outputs", None)
+        self._emit("Split", name, inputs, outputs, attrs)
+
+    def _op_Cast(self, name, inputs, outputs, attrs):
+        if attrs.get("to") not in _ELEM:
+            t = attrs.get("to")
+            return f"to={_ELEM_NAME.get(t, t)}"
+        attrs.pop("saturate", None)
+        attrs.pop("round_mode", None)
+        self._emit("Cast", name, inputs, outputs, attrs)
+
+    def _op_Constant(self, name, inputs, outputs, attrs):
+        for k in ("sparse_value", "value_string", "value_strings"):
+            if k in attrs:
+                return f"a {k} value"
+        self._emit("Constant", name, inputs, outputs, attrs)
+
+    # -- shapes ----------------------------------------------------------------
+    def resolve_shapes(self, shapes: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[int, ...]]:
+        """Concrete shape of every input: given ones checked against the
+        model's fixed dims; symbolic dims bound consistently across inputs."""
+        shapes = dict(shapes or {})
+        names = [n for n, _, _ in self.inputs]
+        extra = set(shapes) - set(names)
+        if extra:
+            raise ShapeError(f"shapes given for {sorted(extra)}, which are not inputs of the model "
+                             f"(inputs: {names})")
+        bound: dict[str, int] = {}
+        out: dict[str, tuple[int, ...]] = {}
+        for name, _, dims in self.inputs:
+            if name in shapes:
+                s = tuple(int(d) for d in shapes[name])
+                if dims is not None:
+                    if len(s) != len(dims):
+                        raise ShapeError(f"input {name!r}: shape {s} has rank {len(s)}, the model "
+                                         f"declares rank {len(dims)} {self._show(dims)}")
+                    for i, (got, want) in enumerate(zip(s, dims)):
+                        if isinstance(want, int) and want != got:
+                            raise ShapeError(f"input {name!r}: dim {i} is {got}, the model fixes it "
+                                             f"at {want} {self._show(dims)}")
+                        if isinstance(want, str):
+                            if bound.setdefault(want, got) != got:
+                                raise ShapeError(f"input {name!r}: dim {i} ({want!r}) is {got}, but "
+                                                 f"another input binds {want!r} to {bound[want]}")
+                out[name] = s
+            elif dims is not None and all(isinstance(d, int) for d in dims):
+                out[name] = tuple(dims)
+        for name, _, dims in self.inputs:
+            if name in out:
+                continue
+            if dims is not None and all(isinstance(d, int) or d in bound for d in dims):
+                out[name] = tuple(d if isinstance(d, int) else bound[d] for d in dims)
+                continue
+            raise ShapeError(f"input {name!r} has dynamic dims {self._show(dims)}: pass its shape, "
+                             f"e.g. load_onnx(..., shapes={{{name!r}: (...)}}), or use OnnxModel, "
+                             "which compiles for the shapes it is fed")
+        return out
+
+    @staticmethod
+    def _show(dims) -> str:
+        if dims is None:
+            return "(unknown rank)"
+        return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+
+    # -- building ---------------------------------------------------------------
+    def build(self, shapes: Mapping[str, Sequence[int]] | None,
+              values: Mapping[str, Any] | None = None) -> Graph:
+        values = dict(values or {})
+        shapes = dict(shapes or {})
+        names = {n: et for n, et, _ in self.inputs}
+        for k, v in values.items():
+            if k not in names:
+                raise ShapeError(f"values given for {k!r}, which is not an input of the model")
+            values[k] = np.ascontiguousarray(np.asarray(v, dtype=_ELEM[names[k]]))
+            shapes.setdefault(k, values[k].shape)
+        missing = [k for k in self.value_inputs if k not in values]
+        if missing:
+            raise ShapeError(f"inputs {missing} decide output shapes (the shape of a Reshape, the "
+                             "axes of a reduction...) and must be known when compiling: pass them "
+                             "as load_onnx(..., values={name: array}), or use OnnxModel")
+        concrete = self.resolve_shapes(shapes)
+        g = Graph()
+        for name, et, _ in self.inputs:
+            if name in values:
+                if values[name].shape != concrete[name]:
+                    raise ShapeError(f"input {name!r}: value of shape {values[name].shape}, "
+                                     f"expected {concrete[name]}")
+                g.add_initializer(name, values[name])
+                continue
+            g.add_input(name, concrete[name], _ELEM[et])
+        for name, arr in self.initializers.items():
+            if arr.dtype == np.float64:
+                # Graph.add_initializer narrows float64; the engine keeps
+                # double constants as they are through the C API
+                _add_f64_initializer(g, name, arr)
+            else:
+                g.add_initializer(name, arr)
+        for n in self.nodes:
+            n = self._fix_reduce(n, values)
+            g.add_node(n.op, n.inputs, n.outputs, name=n.name)
+            for k, v in n.attrs.items():
+                g.set_attr(n.name, k, v)
+        for o in self.outputs:
+            g.add_output(o)
+        return g
+
+
+    def _fix_reduce(self, n: _Node, values: Mapping[str, np.ndarray]) -> _Node:
+        if n.name not in self._noop:
+            return n
+        axes = None
+        if len(n.inputs) > 1 and n.inputs[1]:
+            axes = values.get(n.inputs[1], self.initializers.get(n.inputs[1]))
+            if axes is None:
+                return n
+            axes = list(np.asarray(axes).reshape(-1))
+        elif "axes" in n.attrs:
+            axes = list(n.attrs["axes"])
+        if axes:
+            return n
+        if self._noop[n.name]:
+            return _Node("Identity", n.name, n.inputs[:1], n.outputs, {})
+        attrs = {k: v for k, v in n.attrs.items() if k != "axes"}
+        return _Node(n.op, n.name, n.inputs[:1], n.outputs, attrs)
+
+
+def _add_f64_initializer(g: Graph, name: str, arr: np.ndarray) -> None:
+    from ._lib import check, ffi, lib
+    a = np.ascontiguousarray(arr)
+    dims = ffi.new("int64_t[]", [int(d) for d in a.shape] or [0])
+    check(lib.pg_graph_add_initializer(g._g, name.encode(), 11, a.ndim, dims,
+                                       ffi.from_buffer(a) if a.size else ffi.new("char[8]")))
+
+
+# ---------------------------------------------------------------------------
+# public API
+# ---------------------------------------------------------------------------
+
+def load_onnx(model: Any, shapes: Mapping[str, Sequence[int]] | None = None,
+              values: Mapping[str, Any] | None = None) -> Graph:
+    """Read an ONNX model (a path, the file's bytes, or an onnx.ModelProto)
+    into a Graph with concrete input shapes.
+
+    ``shapes`` maps input names to shapes; it is needed for inputs with
+    symbolic dims ("batch", "sequence") - a dim name bound by one input is
+    reused for the others.  ``values`` binds inputs to constant arrays; it
+    is required for inputs whose value decides a shape (a Reshape's target
+    shape fed as an input, reduction axes...): `value_inputs(model)` lists
+    them.  Such an input is no longer fed at run time.  Raises FormatError for a malformed or truncated
+    file, UnsupportedError listing every unsupported op type (with the nodes
+    that use it), ShapeError for missing or contradicting shapes."""
+    return _Parsed(_read_model(model)).build(shapes, values)
+
+
+def value_inputs(model: Any) -> list[str]:
+    """Inputs of the model whose values must be known when compiling."""
+    return list(_Parsed(_read_model(model)).value_inputs)
+
+
+class OnnxModel:
+    """An ONNX model compiled on demand: ``run(feeds)`` compiles for the
+    feeds' shapes the first time it sees them and reuses that compiled model
+    afterwards (``cache_size`` distinct shape sets are kept, least recently
+    used dropped first)."""
+
+    def __init__(self, model: Any, level: int = 3, disable: Iterable[str] = (),
+                 threads: int | None = None, cache_size: int = 8) -> None:
+        self._parsed = _Parsed(_read_model(model))
+        self.level, self.disable, self.threads = level, tuple(disable), threads
+        self.cache_size = max(1, int(cache_size))
+        self._cache: dict[tuple, CompiledModel] = {}
+        self.compiles = 0
+
+    @property
+    def input_names(self) -> list[str]:
+        return [n for n, _, _ in self._parsed.inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        return list(self._parsed.outputs)
+
+    def graph(self, shapes: Mapping[str, Sequence[int]] | None = None) -> Graph:
+        return self._parsed.build(shapes)
+
+    def compiled(self, shapes: Mapping[str, Sequence[int]],
+                 values: Mapping[str, Any] | None = None) -> CompiledModel:
+        """The compiled model for these input shapes (and values of the
+        inputs that decide shapes), compiled now if new."""
+        values = {k: np.asarray(v) for k, v in (values or {}).items()}
+        key = (tuple(sorted((k, tuple(int(d) for d in v)) for k, v in shapes.items())),
+               tuple(sorted((k, str(v.dtype), v.shape, v.tobytes()) for k, v in values.items())))
+        m = self._cache.pop(key, None)
+        if m is None:
+            m = _compile(self._parsed.build(dict(key[0]), values), level=self.level,
+                         disable=self.disable, threads=self.threads)
+            self.compiles += 1
+            while len(self._cache) >= self.cache_size:
+                self._cache.pop(next(iter(self._cache)))
+        self._cache[key] = m   # most recently used last
+        return m
+
+    def run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        feeds = {k: np.asarray(v) for k, v in feeds.items()}
+        missing = [n for n in self.input_names if n not in feeds]
+        if missing:
+            raise KeyError(f"inputs {missing} are not fed (inputs: {self.input_names})")
+        vals = {k: feeds[k] for k in self._parsed.value_inputs}
+        m = self.compiled({k: v.shape for k, v in feeds.items() if k in self.input_names}, vals)
+        return m.run({k: v for k, v in feeds.items() if k not in vals})
+
+    __call__ = run
+
+    def __repr__(self) -> str:
+        return (f"<OnnxModel opset {self._parsed.opset}, {len(self._parsed.nodes)} nodes, "
+                f"{len(self._cache)} compiled shape set(s)>")
