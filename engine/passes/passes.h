@@ -45,7 +45,7 @@ pg_status pg_passes_run(pg_graph *g, int level, const char *disabled_csv, pg_pas
  * count, so a freed graph's log is never handed to a new one); the oldest
  * is dropped past PG_PASS_LOG_KEEP.  A caller that owns a pg_pass_log and
  * passes it in does not need this. */
-#define PG_PASS_LOG_KEEP 16
+#define PG_PASS_LOG_KEEP 32
 const pg_pass_log *pg_passes_log_of(const pg_graph *g);
 
 /* The registry, for listings: count, and each pass's name, level and one
