@@ -1,33 +1,9 @@
-/* f32_vmul_neon.S - y[i] = a[i] * b[i], 16 floats per iteration, then one
- * at a time for the last 0..15.  One IEEE multiply per element: bit-exact
- * with the C reference. */
+/* f32_vmul_neon.S - y[i] = a[i] * b[i] (the loop is in pg_binary_neon.h). */
 #include "pg_asm.h"
+#include "pg_binary_neon.h"
 
         .text
-/* void pg_f32_vmul_neon(size_t n, const float *a, const float *b, float *y)
- *                       x0        x1              x2              x3 */
-PG_FUNC(pg_f32_vmul_neon)
-        cmp     x0, #16
-        b.lo    2f
-1:      ld1     {v0.4s, v1.4s, v2.4s, v3.4s}, [x1], #64
-        ld1     {v4.4s, v5.4s, v6.4s, v7.4s}, [x2], #64
-        fmul    v0.4s, v0.4s, v4.4s
-        fmul    v1.4s, v1.4s, v5.4s
-        fmul    v2.4s, v2.4s, v6.4s
-        fmul    v3.4s, v3.4s, v7.4s
-        st1     {v0.4s, v1.4s, v2.4s, v3.4s}, [x3], #64
-        sub     x0, x0, #16
-        cmp     x0, #16
-        b.hs    1b
-2:      cbz     x0, 4f
-3:      ldr     s0, [x1], #4
-        ldr     s1, [x2], #4
-        fmul    s0, s0, s1
-        str     s0, [x3], #4
-        subs    x0, x0, #1
-        b.ne    3b
-4:      ret
-PG_ENDFUNC(pg_f32_vmul_neon)
+        f32_binary_neon pg_f32_vmul_neon, fmul
 
 #if defined(__linux__) && defined(__ELF__)
         .section .note.GNU-stack, "", %progbits

@@ -1,11 +1,12 @@
-/* check_vadd.c - every vadd variant against the C reference. */
+/* check_binary.c - every variant of the elementwise binary ops (vadd, vmul)
+ * against the C reference: one IEEE operation per element, so bit-exact. */
 #include "../kernels/vadd/vadd.h"
+#include "../kernels/vmul/vmul.h"
 #include "checkasm.h"
 
-void checkasm_check_vadd(void)
+static void check_binary(const pg_op *op)
 {
     declare_func(void, size_t n, const float *a, const float *b, float *y);
-    const pg_op *op = &pg_op_vadd;
     for (int v = 0; v < op->count; v++) {
         if (!checkasm_check_variant(op, v))
             continue;
@@ -18,7 +19,7 @@ void checkasm_check_vadd(void)
             checkasm_fill_f32(b, n, -10, 10);
             call_ref(n, a, b, y_ref);
             call_new(n, a, b, y_new);
-            checkasm_check_f32("y", y_ref, y_new, n, 0, 0); /* one rounding: exact */
+            checkasm_check_f32("y", y_ref, y_new, n, 0, 0);
         }
         size_t n = 4096;
         float *a = checkasm_alloc_f32(n), *b = checkasm_alloc_f32(n), *y = checkasm_alloc_f32(n);
@@ -28,5 +29,8 @@ void checkasm_check_vadd(void)
         checkasm_bench_work(n, 12.0 * n);
         bench_new(n, a, b, y);
     }
-    checkasm_report("vadd");
+    checkasm_report(op->name);
 }
+
+void checkasm_check_vadd(void) { check_binary(&pg_op_vadd); }
+void checkasm_check_vmul(void) { check_binary(&pg_op_vmul); }
