@@ -44,6 +44,9 @@ void pg_f32_gemm_4x8_c(size_t mr, size_t nr, size_t k, const float *a, size_t ld
 void pg_f32_gemm_6x16_avx2_fma3(size_t mr, size_t nr, size_t k, const float *a, size_t lda,
                                 const float *b, float *c, size_t ldc,
                                 const pg_sgemm_epilogue *ep);
+void pg_f32_gemm_12x32_avx512f(size_t mr, size_t nr, size_t k, const float *a, size_t lda,
+                               const float *b, float *c, size_t ldc,
+                               const pg_sgemm_epilogue *ep);
 void pg_f32_gemm_8x12_neon(size_t mr, size_t nr, size_t k, const float *a, size_t lda,
                            const float *b, float *c, size_t ldc, const pg_sgemm_epilogue *ep);
 

@@ -2,6 +2,7 @@
 #include "sgemm.h"
 
 #if defined(__x86_64__)
+static const pg_sgemm_params p_12x32 = { 12, 32 };
 static const pg_sgemm_params p_6x16 = { 6, 16 };
 #endif
 #if defined(__aarch64__)
@@ -11,6 +12,10 @@ static const pg_sgemm_params p_4x8 = { 4, 8 };
 
 static const pg_variant variants[] = {
 #if defined(__x86_64__)
+    { "f32_gemm_12x32_avx512f", "avx512",
+      PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | PG_CPU_AVX2 |
+          PG_CPU_FMA,
+      (const void *)pg_f32_gemm_12x32_avx512f, &p_12x32 },
     { "f32_gemm_6x16_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
       (const void *)pg_f32_gemm_6x16_avx2_fma3, &p_6x16 },
 #endif
