@@ -1,0 +1,11 @@
+"""Ready-made models built on the Graph builder.
+
+>>> enc = peregrine_nb.models.minilm()           # doctest: +SKIP
+>>> enc.encode(["a sentence", "another one"]).shape  # doctest: +SKIP
+(2, 384)
+"""
+from __future__ import annotations
+
+from .minilm import MiniLM, bert_graph, find_minilm_dir, minilm
+
+__all__ = ["MiniLM", "minilm", "bert_graph", "find_minilm_dir"]
