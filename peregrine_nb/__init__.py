@@ -11,6 +11,8 @@ from ._lib import ffi as _ffi, lib as _lib
 from .compiled import CompiledModel, compile
 from .cpu import CpuInfo, cpu_info, cpu_levels, cpu_mask, get_cpu_mask, set_cpu_mask
 from .graph import Graph
+from .onnx_import import OnnxModel, load_onnx
+from . import models
 from .errors import (
     DTypeError,
     FormatError,
@@ -25,7 +27,7 @@ from .errors import (
 __version__ = _ffi.string(_lib.pg_version()).decode()
 
 __all__ = [
-    "Graph", "compile", "CompiledModel",
+    "Graph", "compile", "CompiledModel", "load_onnx", "OnnxModel", "models",
     "CpuInfo", "cpu_info", "cpu_levels", "cpu_mask", "get_cpu_mask", "set_cpu_mask",
     "PeregrineError", "InvalidArgumentError", "UnsupportedError", "ShapeError", "DTypeError",
     "GraphError", "FormatError", "LibraryNotFoundError",

@@ -142,8 +142,7 @@ def run_all() -> dict[str, dict]:
     """case name -> {op, ok, why}; a case that kills the worker is a failure."""
     results: dict[str, dict] = {}
     start = 0
-    env = dict(os.environ)
-    env.setdefault("PYTHONPATH", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ)   # the worker imports peregrine_nb as this process does
     for _ in range(500):
         p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", str(start)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
