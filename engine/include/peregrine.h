@@ -350,7 +350,8 @@ PG_API pg_status pg_sgemm(int variant, size_t M, size_t N, size_t K, const float
                           float *C, size_t ldc, int threads);
 /* The yardstick for compute-bound kernels: fp32 FMA throughput of this CPU
  * in GFLOP/s (an FMA counts 2), measured by an assembly loop of independent
- * FMA chains (AVX2 ymm or NEON q) on `threads` threads (0 = default), best
+ * FMA chains (the widest the active CPU mask allows: AVX-512 zmm, AVX2 ymm
+ * or NEON q) on `threads` threads (0 = default), best
  * of a few runs; about 0.1 s.  One thread is timed in its own CPU time (so
  * a busy machine does not lower it), more in wall time.  -1.0 and an error
  * if no FMA loop runs here. */
@@ -632,6 +633,19 @@ PG_API int pg_model_pass_count(const pg_model *m);
 PG_API pg_status pg_model_pass_info(const pg_model *m, int pass, pg_pass_info *out);
 PG_API pg_status pg_model_pass_change(const pg_model *m, int pass, int i, pg_pass_change *out);
 PG_API pg_status pg_model_snapshot_node(const pg_model *m, int pass, int i, pg_snapshot_node *out);
+
+/* ---- quantised dot products (llama.cpp's block formats) --------------- */
+
+/* Quantise n activations (a multiple of 32) to blocks of type PG_GGML_Q8_0
+ * (34 bytes per 32) or PG_GGML_Q8_1 (36 bytes, with d * sum), as ggml's
+ * reference quantisers do. */
+PG_API pg_status pg_quantize_activations(int type, const float *x, void *out, int64_t n);
+/* *out = dot of n elements of weights w (PG_GGML_Q8_0 blocks with q8_0
+ * activations, or PG_GGML_Q4_1 blocks with q8_1 activations) and a.
+ * variant: index in the op's table ("qdot_q8_0_q8_0" / "qdot_q4_1_q8_1"),
+ * -1 for the one dispatch picks. */
+PG_API pg_status pg_qdot(int variant, int wtype, int64_t n, const void *w, const void *a,
+                         float *out);
 
 /* PG_CFFI_END */
 
