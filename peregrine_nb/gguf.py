@@ -398,6 +398,30 @@ def dequantize(type_: str | int, blocks, n: int | None = None) -> np.ndarray:
     return out
 
 
+def quantize_activations(type_: str, x) -> np.ndarray:
+    """f32 activations (a multiple of 32) to "q8_0" or "q8_1" blocks (uint8),
+    as ggml's reference quantisers make them."""
+    t = ggml_types()[type_]
+    x = np.ascontiguousarray(x, dtype=np.float32).ravel()
+    out = np.zeros(len(x) // 32 * lib.pg_ggml_type_block_bytes(t), dtype=np.uint8)
+    check(lib.pg_quantize_activations(t, ffi.from_buffer("float[]", x), ffi.from_buffer("uint8_t[]", out), len(x)))
+    return out
+
+
+def qdot(weight_type: str, w, a, n: int, variant: int = -1) -> float:
+    """Dot product of n elements: "q8_0" weights with q8_0 activations, or
+    "q4_1" weights with q8_1 activations (both as packed uint8 blocks)."""
+    t = ggml_types()[weight_type]
+    wb = np.frombuffer(memoryview(w).cast("B"), dtype=np.uint8)
+    ab = np.frombuffer(memoryview(a).cast("B"), dtype=np.uint8)
+    a_bytes = 34 if weight_type == "q8_0" else 36
+    if len(wb) < n // 32 * lib.pg_ggml_type_block_bytes(t) or len(ab) < n // 32 * a_bytes:
+        raise ValueError(f"blocks too short for {n} elements")
+    out = ffi.new("float *")
+    check(lib.pg_qdot(variant, t, n, ffi.from_buffer("uint8_t[]", wb), ffi.from_buffer("uint8_t[]", ab), out))
+    return float(out[0])
+
+
 def load_gguf(path: str | os.PathLike) -> GGUFFile:
     """Open a GGUF file (mapped read-only; a truncated or corrupt file raises
     FormatError naming the problem and its byte offset)."""

@@ -205,3 +205,47 @@ def test_dequantize_argument_errors():
     with pytest.raises(ValueError):
         gg.dequantize("q4_1", bytes(20), 64)
     assert gg.ggml_types()["q6_K"] == 14
+
+
+# ---- quantised dot products (C references) ---------------------------------
+
+@pytest.mark.parametrize("type_", ["q8_0", "q8_1"])
+def test_activation_quantisers_match_ggml_bytes(type_):
+    got = gg.quantize_activations(type_, DEQUANT[f"{type_}_x"])
+    np.testing.assert_array_equal(got, DEQUANT[f"{type_}_blocks"])
+
+
+def _f16(b: np.ndarray, at: int) -> np.ndarray:
+    return b[:, at:at + 2].copy().view("<f2").astype(np.float64).ravel()
+
+
+@pytest.mark.parametrize("wtype", ["q8_0", "q4_1"])
+def test_qdot_matches_block_formula(wtype):
+    rng = np.random.default_rng(7)
+    n = len(DEQUANT[f"{wtype}_x"])
+    w = DEQUANT[f"{wtype}_blocks"]
+    y = rng.standard_normal(n).astype(np.float32)
+    atype = "q8_0" if wtype == "q8_0" else "q8_1"
+    a = gg.quantize_activations(atype, y)
+    got = gg.qdot(wtype, w, a, n)
+    # the formula, from the bytes, in float64
+    ab = a.reshape(n // 32, -1)
+    aq = ab[:, -32:].view(np.int8).astype(np.float64)
+    wb = w.reshape(n // 32, -1)
+    if wtype == "q8_0":
+        wq = wb[:, 2:].view(np.int8).astype(np.float64)
+        want = np.sum(_f16(wb, 0) * _f16(ab, 0) * (wq * aq).sum(1))
+    else:
+        q = np.concatenate([wb[:, 4:] & 15, wb[:, 4:] >> 4], axis=1).astype(np.float64)
+        want = np.sum(_f16(wb, 0) * _f16(ab, 0) * (q * aq).sum(1) + _f16(wb, 2) * _f16(ab, 2))
+    assert abs(got - want) <= 1e-5 * np.sum(np.abs(gg.dequantize(wtype, w, n) * y)) + 1e-6
+    # and close to the float dot product of what the blocks stand for
+    exact = float(np.dot(gg.dequantize(wtype, w, n).astype(np.float64), y))
+    assert abs(got - exact) < 0.02 * np.sum(np.abs(gg.dequantize(wtype, w, n) * y))
+
+
+def test_qdot_errors():
+    with pytest.raises(ShapeError):
+        gg.qdot("q8_0", bytes(34), bytes(34), 31)
+    with pytest.raises(PeregrineError, match="not q8_0 or q4_1"):
+        gg.qdot("q4_0", bytes(18), bytes(36), 32)

@@ -10,39 +10,6 @@
 #include "../core/error.h"
 #include "ggml_types.h"
 
-float pg_f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h >> 15) << 31;
-    uint32_t exp = (h >> 10) & 0x1f;
-    uint32_t man = h & 0x3ff;
-    uint32_t bits;
-    if (exp == 0x1f) {                 /* inf / nan */
-        bits = sign | 0x7f800000u | (man << 13);
-    } else if (exp != 0) {             /* normal: rebias 15 -> 127 */
-        bits = sign | ((exp + 112) << 23) | (man << 13);
-    } else if (man == 0) {             /* signed zero */
-        bits = sign;
-    } else {                           /* subnormal: normalise the mantissa */
-        int e = -1;
-        do {
-            man <<= 1;
-            e++;
-        } while (!(man & 0x400));
-        bits = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3ff) << 13);
-    }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-float pg_bf16_to_f32(uint16_t h)
-{
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 static uint16_t u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static float f16(const uint8_t *p) { return pg_f16_to_f32(u16(p)); }
 

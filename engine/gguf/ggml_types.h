@@ -33,5 +33,7 @@ pg_status pg_dequantize_row(int type, const void *src, float *dst, int64_t n);
 /* IEEE half and bfloat16 to float, bit by bit (no F16C: this is the oracle). */
 float pg_f16_to_f32(uint16_t h);
 float pg_bf16_to_f32(uint16_t h);
+/* float to half, rounding to nearest even (what ggml's converters do). */
+uint16_t pg_f32_to_f16(float f);
 
 #endif

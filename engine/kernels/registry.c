@@ -15,6 +15,7 @@
 #include "softmax/softmax.h"
 #include "layernorm/layernorm.h"
 #include "rmsnorm/rmsnorm.h"
+#include "qdot/qdot.h"
 
 static const pg_op *const all_ops[] = {
     &pg_op_vadd,
@@ -31,6 +32,10 @@ static const pg_op *const all_ops[] = {
     &pg_op_softmax,
     &pg_op_layernorm,
     &pg_op_rmsnorm,
+    &pg_op_quantize_q8_0,
+    &pg_op_quantize_q8_1,
+    &pg_op_qdot_q8_0_q8_0,
+    &pg_op_qdot_q4_1_q8_1,
 };
 
 const pg_op *const *pg_ops_all(int *count)
