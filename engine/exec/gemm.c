@@ -104,7 +104,7 @@ void pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, size_t 
     const pg_variant *v = pg_op_select(&pg_op_sgemm);
     const pg_sgemm_params *prm = v->params;
     size_t nr = prm ? (size_t)prm->nr : 0;
-    int threads = k->node ? 0 : 1;
+    int threads = k->threads;   /* the model's count; 0 (outside a model) = the default */
     int done = 0;
     if (alpha == 1.0f && nr) {
         pg_packed_b pb = { v, K, N, nr, (N + nr - 1) / nr, NULL };

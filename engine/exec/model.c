@@ -11,6 +11,7 @@
 
 #include "../core/alloc.h"
 #include "../core/error.h"
+#include "../core/threadpool.h"
 #include "model.h"
 
 #if defined(__has_include)
@@ -163,7 +164,8 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
     if (!m)
         return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
     m->level = o.level;
-    m->threads = o.threads;
+    /* resolved now: the plan sizes per-thread scratch for this count */
+    m->threads = pg_threads_resolve(o.threads);
     pg_status st;
     if (!(m->g = pg_ir_clone(src))) {
         st = pg_last_status();
@@ -179,7 +181,7 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
             goto fail;
     }
 #endif
-    if ((st = pg_plan_build(m->g, o.planner, &m->plan)))
+    if ((st = pg_plan_build_threads(m->g, o.planner, m->threads, &m->plan)))
         goto fail;
     m->arena = pg_malloc(m->plan.arena_bytes ? m->plan.arena_bytes : 64);
     m->feeds = pg_calloc((size_t)(m->g->n_inputs + 1), sizeof(void *));
@@ -260,7 +262,8 @@ pg_status pg_model_run(pg_model *m, int n_feeds, const char *const *names,
             st->y[o] = home(m, st->node->outputs[o]);
         pg_kctx k = { .node = st->node, .n_in = st->n_in, .n_out = st->n_out, .in = st->in,
                       .x = st->x, .out = st->out, .y = st->y, .scratch = st->scratch,
-                      .scratch_bytes = st->scratch_bytes, .state = st->state };
+                      .scratch_bytes = st->scratch_bytes, .state = st->state,
+                      .threads = m->threads };
         pg_status rc = st->fn(&k);
         if (rc)
             return rc;

@@ -26,6 +26,9 @@ typedef struct pg_kctx {
     void             *scratch;    /* pg_exec_scratch_bytes, 64-byte aligned */
     size_t            scratch_bytes;
     void             *state;      /* op-private compile-time state (packed weights) */
+    int               threads;    /* the model's thread count (compile option,
+                                   * resolved); 0 outside a model = 1 for
+                                   * scratch-sized work, the default for SGEMM */
 } pg_kctx;
 
 typedef pg_status (*pg_exec_fn)(pg_kctx *k);
@@ -38,9 +41,13 @@ const void *pg_exec_node_state(const pg_graph *g, const pg_node *n);
 
 /* The executor of an op, NULL if none. */
 pg_exec_fn pg_exec_lookup(pg_opcode op);
-/* Scratch an op needs for this node (its descriptors are final). */
+/* Scratch an op needs for this node (its descriptors are final), run on
+ * one thread; _threads: on up to `threads` threads (per-thread parts, e.g.
+ * FusedAttention's tiles), what a model compiled for `threads` reserves. */
 size_t pg_exec_scratch_bytes(const pg_node *n, const pg_tensor *const *in,
                              const pg_tensor *const *out);
+size_t pg_exec_scratch_bytes_threads(const pg_node *n, const pg_tensor *const *in,
+                                     const pg_tensor *const *out, int threads);
 
 /* Ops whose output is a view of input 0 (same bytes, new shape): the planner
  * gives the output its input's buffer and the executor then skips the copy

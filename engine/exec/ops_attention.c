@@ -1,126 +1,244 @@
 /* ops_attention.c - FusedAttention: O = softmax(scale * Q.K^T + mask) . V per
- * (batch, head), computed a tile of TQ query rows x TK keys at a time with
- * the online softmax (running max m and sum l per row, the output rows
- * rescaled when the max grows), so the scores never exceed one TQ x TK tile
- * in the step's scratch. */
+ * (batch, head), through the kernels:
+ *
+ *   - per (batch, head): K^T and V are packed once into the SGEMM
+ *     microkernel's NR-wide panels (K^T packed straight from K [Sk, D] by a
+ *     transposing pack, or by the ordinary pack when K arrives as [D, Sk]);
+ *   - per tile of TQ query rows: S = Q_tile . K^T by the microkernel (the
+ *     scores of TQ rows x all keys: the only scores that ever exist), each
+ *     row through the softmax kernel with its scale and additive mask row,
+ *     then O_tile = P . V by the microkernel straight into the output.
+ *
+ * A whole row of keys fits the tile (TQ shrinks as Sk grows so that a tile
+ * stays near SCORE_BUDGET floats, in L1), so no online-softmax rescaling is
+ * needed.  (batch, head) pairs are shared out to `threads` slots, each with
+ * its own part of the step's scratch (sized by the planner for the
+ * compile-time thread count); a slot takes the next pair from a shared
+ * counter, so a slow core does not hold the others up.
+ *
+ * Masks: a float mask whose key dimension is contiguous is handed to the
+ * softmax kernel in place; a bool mask (false -> -inf), a mask broadcast
+ * along the keys, or `causal` builds the row's additive mask in scratch.
+ * A row whose every key is masked out comes out NaN (the softmax kernel's
+ * 0/0), as an all -inf row does in the reference. */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/threadpool.h"
+#include "../kernels/sgemm/sgemm.h"
+#include "../kernels/softmax/softmax.h"
 #include "ops.h"
 
-#define TQ 16
-#define TK 64
+#define TQ_MAX 64
+#define TQ_MIN 16
+#define SCORE_BUDGET 4096   /* floats of scores per tile (16 KiB: stays in L1) */
 
-size_t pg_attention_scratch_bytes(int64_t dv)
+static size_t up(size_t a, size_t b) { return (a + b - 1) / b * b; }
+
+typedef struct attn_geom {
+    size_t nr, mr;
+    size_t tq, lds;                 /* query rows per tile, score row stride */
+    size_t kp, vp, s, mrow;         /* floats of each scratch part, 16-aligned */
+    size_t slot_bytes;
+} attn_geom;
+
+static void geometry(int64_t Sk, int64_t D, int64_t Dv, attn_geom *g)
 {
-    return sizeof(float) * (size_t)(TQ * TK + 2 * TQ + TQ * dv) + 64;
+    const pg_sgemm_params *p = pg_op_select(&pg_op_sgemm)->params;
+    g->nr = (size_t)p->nr;
+    g->mr = (size_t)p->mr;
+    g->lds = up((size_t)Sk ? (size_t)Sk : 1, 16);
+    size_t tq = SCORE_BUDGET / g->lds;
+    tq = tq > TQ_MAX ? TQ_MAX : tq < TQ_MIN ? TQ_MIN : tq;
+    g->tq = tq / g->mr * g->mr;   /* whole microkernel row tiles */
+    g->kp = up(up((size_t)Sk, g->nr) * (size_t)D, 16);
+    g->vp = up(up((size_t)Dv, g->nr) * (size_t)Sk, 16);
+    g->s = g->tq * g->lds;
+    g->mrow = g->lds;
+    g->slot_bytes = sizeof(float) * (g->kp + g->vp + g->s + g->mrow);
+}
+
+size_t pg_attention_scratch_bytes(const pg_tensor *q, const pg_tensor *v, int threads)
+{
+    attn_geom g;
+    geometry(v->shape[2], q->shape[3], v->shape[3], &g);
+    int64_t pairs = q->shape[0] * q->shape[1];
+    size_t slots = threads > 1 ? (size_t)threads : 1;
+    if ((int64_t)slots > pairs)
+        slots = pairs > 0 ? (size_t)pairs : 1;
+    return slots * g.slot_bytes + 64;
+}
+
+typedef struct attn_job {
+    attn_geom g;
+    pg_sgemm_ukernel_fn kern;
+    pg_f32_softmax_fn softmax;
+    const float *Q, *K, *V;
+    const void *mask;
+    float *O;
+    int64_t H, Sq, Sk, D, Dv, mst[4];
+    int ktr, causal, mask_bool;
+    float scale;
+    char *scratch;
+    atomic_size_t next;
+    size_t pairs;
+} attn_job;
+
+/* K [Sk, D] (row-major) packed as B = K^T [D, Sk]: panel p holds keys
+ * p*nr .. p*nr+nr-1, row d of the panel their d-th components; keys past
+ * Sk are zero. */
+static void pack_kt(size_t Sk, size_t D, const float *K, size_t nr, float *dst)
+{
+    for (size_t p = 0; p * nr < Sk; p++) {
+        size_t j0 = p * nr, w = Sk - j0 < nr ? Sk - j0 : nr;
+        float *panel = dst + p * D * nr;
+        for (size_t d = 0; d < D; d++) {
+            float *row = panel + d * nr;
+            for (size_t jj = 0; jj < w; jj++)
+                row[jj] = K[(j0 + jj) * D + d];
+            for (size_t jj = w; jj < nr; jj++)
+                row[jj] = 0.0f;
+        }
+    }
+}
+
+/* The additive mask row of query row i (absolute), or NULL for none. */
+static const float *mask_row(const attn_job *j, int64_t b, int64_t h, int64_t i, float *mrow)
+{
+    const int64_t *st = j->mst;
+    int64_t base = b * st[0] + h * st[1] + i * st[2];
+    if (j->mask && !j->mask_bool && st[3] == 1 && !j->causal)
+        return (const float *)j->mask + base;
+    if (!j->mask && !j->causal)
+        return NULL;
+    int64_t Sk = j->Sk;
+    for (int64_t c = 0; c < Sk; c++) {
+        float v = 0.0f;
+        if (j->mask_bool)
+            v = ((const uint8_t *)j->mask)[base + c * st[3]] ? 0.0f : -INFINITY;
+        else if (j->mask)
+            v = ((const float *)j->mask)[base + c * st[3]];
+        mrow[c] = v;
+    }
+    if (j->causal) {
+        /* key c is visible to query i when c <= i + (Sk - Sq) */
+        int64_t last = i + (Sk - j->Sq);
+        for (int64_t c = last + 1 < 0 ? 0 : last + 1; c < Sk; c++)
+            mrow[c] = -INFINITY;
+    }
+    return mrow;
+}
+
+static void attend_pair(const attn_job *j, float *slot, size_t bh)
+{
+    const attn_geom *g = &j->g;
+    size_t nr = g->nr, mr = g->mr, lds = g->lds;
+    int64_t b = (int64_t)bh / j->H, h = (int64_t)bh % j->H;
+    size_t Sq = (size_t)j->Sq, Sk = (size_t)j->Sk, D = (size_t)j->D, Dv = (size_t)j->Dv;
+    const float *q0 = j->Q + bh * Sq * D;
+    const float *k0 = j->K + bh * Sk * D;
+    const float *v0 = j->V + bh * Sk * Dv;
+    float *o0 = j->O + bh * Sq * Dv;
+    float *Kp = slot, *Vp = Kp + g->kp, *S = Vp + g->vp, *mrow = S + g->s;
+    if (Sk == 0) {
+        for (size_t i = 0; i < Sq * Dv; i++)
+            o0[i] = NAN;   /* softmax over no keys */
+        return;
+    }
+    if (j->ktr)
+        pg_sgemm_pack_panels(D, Sk, k0, Sk, nr, Kp);
+    else
+        pack_kt(Sk, D, k0, nr, Kp);
+    pg_sgemm_pack_panels(Sk, Dv, v0, Dv, nr, Vp);
+    pg_sgemm_epilogue ep = { NULL, PG_ACT_NONE, 0 };
+    for (size_t i0 = 0; i0 < Sq; i0 += g->tq) {
+        size_t t = Sq - i0 < g->tq ? Sq - i0 : g->tq;
+        const float *qt = q0 + i0 * D;
+        /* S[t, Sk] = Q_tile . K^T, one panel of keys at a time (its D x nr
+         * slice stays in L1 while the row tiles pass over it) */
+        for (size_t c = 0; c < Sk; c += nr) {
+            size_t w = Sk - c < nr ? Sk - c : nr;
+            const float *bp = Kp + (c / nr) * D * nr;
+            for (size_t i = 0; i < t; i += mr)
+                j->kern(t - i < mr ? t - i : mr, w, D, qt + i * D, D, bp, S + i * lds + c, lds, &ep);
+        }
+        for (size_t i = 0; i < t; i++) {
+            float *si = S + i * lds;
+            j->softmax(Sk, si, j->scale, mask_row(j, b, h, (int64_t)(i0 + i), mrow), si);
+        }
+        /* O_tile = P . V */
+        for (size_t c = 0; c < Dv; c += nr) {
+            size_t w = Dv - c < nr ? Dv - c : nr;
+            const float *bp = Vp + (c / nr) * Sk * nr;
+            for (size_t i = 0; i < t; i += mr)
+                j->kern(t - i < mr ? t - i : mr, w, Sk, S + i * lds, lds, bp,
+                        o0 + (i0 + i) * Dv + c, Dv, &ep);
+        }
+    }
+}
+
+static void attn_slot(void *ctx, size_t slot)
+{
+    attn_job *j = ctx;
+    float *mine = (float *)(j->scratch + slot * j->g.slot_bytes);
+    for (;;) {
+        size_t bh = atomic_fetch_add(&j->next, 1);
+        if (bh >= j->pairs)
+            break;
+        attend_pair(j, mine, bh);
+    }
 }
 
 pg_status pg_exec_attention(pg_kctx *k)
 {
     const pg_tensor *q = k->in[0], *v = k->in[2];
     const pg_tensor *mt = k->n_in > 3 ? k->in[3] : NULL;
-    int ktr = (int)pg_ir_attr_int(k->node, "k_transposed", 0);
-    int causal = (int)pg_ir_attr_int(k->node, "causal", 0);
-    int64_t B = q->shape[0], H = q->shape[1], Sq = q->shape[2], D = q->shape[3];
-    int64_t Sk = v->shape[2], Dv = v->shape[3];
-    float scale = pg_ir_attr_float(k->node, "scale", 1.0f / sqrtf((float)D));
-    if (k->scratch_bytes < pg_attention_scratch_bytes(Dv))
-        return pg_fail(PG_ERR_INTERNAL, "node '%s': attention scratch too small", k->node->name);
-    float *S = k->scratch, *m = S + TQ * TK, *l = m + TQ, *acc = l + TQ;
-    int64_t mst[4] = { 0, 0, 0, 0 };
+    attn_job *j = &(attn_job){ 0 };
+    j->ktr = (int)pg_ir_attr_int(k->node, "k_transposed", 0);
+    j->causal = (int)pg_ir_attr_int(k->node, "causal", 0);
+    int64_t B = q->shape[0];
+    j->H = q->shape[1];
+    j->Sq = q->shape[2];
+    j->D = q->shape[3];
+    j->Sk = v->shape[2];
+    j->Dv = v->shape[3];
+    j->scale = pg_ir_attr_float(k->node, "scale", 1.0f / sqrtf((float)j->D));
+    geometry(j->Sk, j->D, j->Dv, &j->g);
+    j->pairs = (size_t)(B * j->H);
+    if (j->pairs == 0 || j->Sq == 0 || j->Dv == 0)
+        return PG_OK;
+    size_t slots = k->threads > 1 ? (size_t)k->threads : 1;
+    if (slots > j->pairs)
+        slots = j->pairs;
+    /* 64 bytes of the scratch may go to aligning its start */
+    char *base = k->scratch;
+    size_t avail = k->scratch_bytes;
+    size_t mis = base ? (size_t)(-(uintptr_t)base & 63) : 0;
+    avail = avail > mis ? avail - mis : 0;
+    if (slots * j->g.slot_bytes > avail)
+        slots = avail / j->g.slot_bytes;
+    if (!base || slots == 0)
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': attention scratch too small (%zu bytes, %zu needed)",
+                       k->node->name, k->scratch_bytes, j->g.slot_bytes);
+    j->scratch = base + mis;
     if (mt) {
-        int64_t full[4] = { B, H, Sq, Sk };
-        pg_broadcast_strides(mt->rank, mt->shape, 4, full, mst);
+        int64_t full[4] = { B, j->H, j->Sq, j->Sk };
+        pg_broadcast_strides(mt->rank, mt->shape, 4, full, j->mst);
+        j->mask = k->x[3];
+        j->mask_bool = mt->dtype == PG_DTYPE_BOOL;
     }
-    const float *Q = k->x[0], *K = k->x[1], *V = k->x[2];
-    float *O = k->y[0];
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t h = 0; h < H; h++) {
-            const float *q0 = Q + ((b * H + h) * Sq) * D;
-            const float *k0 = K + ((b * H + h) * Sk) * D;
-            const float *v0 = V + ((b * H + h) * Sk) * Dv;
-            float *o0 = O + ((b * H + h) * Sq) * Dv;
-            for (int64_t i0 = 0; i0 < Sq; i0 += TQ) {
-                int64_t tq = Sq - i0 < TQ ? Sq - i0 : TQ;
-                for (int64_t i = 0; i < tq; i++) {
-                    m[i] = -INFINITY;
-                    l[i] = 0;
-                }
-                memset(acc, 0, sizeof(float) * (size_t)(tq * Dv));
-                for (int64_t j0 = 0; j0 < Sk; j0 += TK) {
-                    int64_t tk = Sk - j0 < TK ? Sk - j0 : TK;
-                    /* scores tile: with K^T stored ([D, Sk]) a row of scores is
-                     * a sum of contiguous K^T rows scaled by q[d] (vectorises);
-                     * with K stored [Sk, D] each score is a dot product, split
-                     * over 4 partial sums */
-                    for (int64_t i = 0; i < tq; i++) {
-                        const float *qi = q0 + (i0 + i) * D;
-                        float *si = S + i * TK;
-                        if (ktr) {
-                            for (int64_t j = 0; j < tk; j++) si[j] = 0;
-                            for (int64_t d = 0; d < D; d++) {
-                                const float *kr = k0 + d * Sk + j0;
-                                float qd = qi[d];
-                                for (int64_t j = 0; j < tk; j++) si[j] += qd * kr[j];
-                            }
-                        } else {
-                            for (int64_t j = 0; j < tk; j++) {
-                                const float *kj = k0 + (j0 + j) * D;
-                                float p0 = 0, p1 = 0, p2 = 0, p3 = 0;
-                                int64_t d = 0;
-                                for (; d + 4 <= D; d += 4) {
-                                    p0 += qi[d] * kj[d];
-                                    p1 += qi[d + 1] * kj[d + 1];
-                                    p2 += qi[d + 2] * kj[d + 2];
-                                    p3 += qi[d + 3] * kj[d + 3];
-                                }
-                                for (; d < D; d++) p0 += qi[d] * kj[d];
-                                si[j] = (p0 + p1) + (p2 + p3);
-                            }
-                        }
-                        for (int64_t j = 0; j < tk; j++) {
-                            float sc = si[j] * scale;
-                            if (mt) {
-                                int64_t off = b * mst[0] + h * mst[1] + (i0 + i) * mst[2] + (j0 + j) * mst[3];
-                                if (mt->dtype == PG_DTYPE_BOOL)
-                                    sc = ((const uint8_t *)k->x[3])[off] ? sc : -INFINITY;
-                                else
-                                    sc += ((const float *)k->x[3])[off];
-                            }
-                            if (causal && j0 + j > i0 + i + (Sk - Sq))
-                                sc = -INFINITY;
-                            si[j] = sc;
-                        }
-                    }
-                    /* online softmax update */
-                    for (int64_t i = 0; i < tq; i++) {
-                        float *si = S + i * TK, mx = m[i];
-                        for (int64_t j = 0; j < tk; j++) mx = si[j] > mx ? si[j] : mx;
-                        if (mx == -INFINITY)
-                            continue;   /* every key so far masked out */
-                        float corr = m[i] == -INFINITY ? 0.0f : expf(m[i] - mx), sum = 0;
-                        for (int64_t j = 0; j < tk; j++) {
-                            si[j] = expf(si[j] - mx);
-                            sum += si[j];
-                        }
-                        float *ai = acc + i * Dv;
-                        for (int64_t d = 0; d < Dv; d++) ai[d] *= corr;
-                        for (int64_t j = 0; j < tk; j++) {
-                            const float *vj = v0 + (j0 + j) * Dv;
-                            float p = si[j];
-                            for (int64_t d = 0; d < Dv; d++) ai[d] += p * vj[d];
-                        }
-                        l[i] = l[i] * corr + sum;
-                        m[i] = mx;
-                    }
-                }
-                for (int64_t i = 0; i < tq; i++) {
-                    float r = l[i] > 0 ? 1.0f / l[i] : NAN;
-                    for (int64_t d = 0; d < Dv; d++) o0[(i0 + i) * Dv + d] = acc[i * Dv + d] * r;
-                }
-            }
-        }
+    j->kern = (pg_sgemm_ukernel_fn)pg_op_select(&pg_op_sgemm)->fn;
+    j->softmax = (pg_f32_softmax_fn)pg_op_select(&pg_op_softmax)->fn;
+    j->Q = k->x[0];
+    j->K = k->x[1];
+    j->V = k->x[2];
+    j->O = k->y[0];
+    atomic_init(&j->next, 0);
+    if (slots == 1)
+        attn_slot(j, 0);
+    else
+        pg_parallel_for(slots, attn_slot, j, (int)slots);
     return PG_OK;
 }

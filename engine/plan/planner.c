@@ -151,6 +151,11 @@ void pg_plan_free(pg_plan *p)
 
 pg_status pg_plan_build(const pg_graph *g, const char *strategy, pg_plan *p)
 {
+    return pg_plan_build_threads(g, strategy, 1, p);
+}
+
+pg_status pg_plan_build_threads(const pg_graph *g, const char *strategy, int threads, pg_plan *p)
+{
     memset(p, 0, sizeof *p);
     if (!strategy || !*strategy)
         strategy = "greedy_by_size";
@@ -220,7 +225,7 @@ pg_status pg_plan_build(const pg_graph *g, const char *strategy, pg_plan *p)
         const pg_tensor *outs[64];
         for (int o = 0; o < n->n_outputs && o < 64; o++)
             outs[o] = g->tensors[n->outputs[o]];
-        size_t scratch = pg_exec_scratch_bytes(n, ins, outs);
+        size_t scratch = pg_exec_scratch_bytes_threads(n, ins, outs, threads);
         if (scratch) {
             p->scratch_buf[s] = new_buf(p, scratch, s, PG_PLAN_ARENA, -1);
             p->bufs[p->scratch_buf[s]].label = n->name;
