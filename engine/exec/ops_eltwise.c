@@ -53,6 +53,7 @@ static void bcast_init(bcast *b, const pg_tensor *out, const pg_tensor *const *i
     b->rank = out->rank;
     b->nin = nin;
     memcpy(b->shape, out->shape, sizeof b->shape);
+    memset(b->st, 0, sizeof b->st);   /* BCAST_LOOP walks all three stride rows */
     for (int i = 0; i < nin; i++)
         pg_broadcast_strides(in[i]->rank, in[i]->shape, out->rank, out->shape, b->st[i]);
 }
