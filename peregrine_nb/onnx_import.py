@@ -145,7 +145,7 @@ def _to_array(tensor, what: str) -> np.ndarray:
         a = numpy_helper.to_array(tensor)
     except Exception as e:
         raise FormatError(f"{what}: tensor data does not match its dims {list(tensor.dims)}: {e}") from None
-    return np.ascontiguousarray(a.astype(_ELEM[tensor.data_type], copy=False))
+    return np.asarray(a, dtype=_ELEM[tensor.data_type], order="C")  # keeps rank 0 (ascontiguousarray would not)
 
 
 # ---------------------------------------------------------------------------
@@ -381,7 +381,24 @@ class _Parsed:
         for k in ("sparse_value", "value_string", "value_strings"):
             if k in attrs:
                 return f"a {k} value"
-        self._emit("Constant", name, inputs, outputs, attrs)
+        # A Constant node is an initializer by another name: made one here,
+        # so the passes' pattern matchers (which look for constant tensors)
+        # see exporter-written scalars (eps, sqrt 2, the mask minimum) as such.
+        if "value" in attrs:
+            value = attrs["value"]
+        elif "value_float" in attrs:
+            value = np.array(attrs["value_float"], np.float32)
+        elif "value_int" in attrs:
+            value = np.array(attrs["value_int"], np.int64)
+        elif "value_floats" in attrs:
+            value = np.array(attrs["value_floats"], np.float32).reshape(-1)
+        elif "value_ints" in attrs:
+            value = np.array(attrs["value_ints"], np.int64).reshape(-1)
+        else:
+            return "no value attribute"
+        if outputs[0] in self.initializers:
+            return f"output {outputs[0]!r} is also an initializer"
+        self.initializers[outputs[0]] = np.asarray(value, order="C")
 
     # -- shapes ----------------------------------------------------------------
     def resolve_shapes(self, shapes: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[int, ...]]:
@@ -439,7 +456,7 @@ class _Parsed:
         for k, v in values.items():
             if k not in names:
                 raise ShapeError(f"values given for {k!r}, which is not an input of the model")
-            values[k] = np.ascontiguousarray(np.asarray(v, dtype=_ELEM[names[k]]))
+            values[k] = np.asarray(v, dtype=_ELEM[names[k]], order="C")
             shapes.setdefault(k, values[k].shape)
         missing = [k for k in self.value_inputs if k not in values]
         if missing:
@@ -494,7 +511,7 @@ class _Parsed:
 
 def _add_f64_initializer(g: Graph, name: str, arr: np.ndarray) -> None:
     from ._lib import check, ffi, lib
-    a = np.ascontiguousarray(arr)
+    a = np.asarray(arr, order="C")
     dims = ffi.new("int64_t[]", [int(d) for d in a.shape] or [0])
     check(lib.pg_graph_add_initializer(g._g, name.encode(), 11, a.ndim, dims,
                                        ffi.from_buffer(a) if a.size else ffi.new("char[8]")))
