@@ -12,14 +12,8 @@
 #include "../core/alloc.h"
 #include "../core/error.h"
 #include "../core/threadpool.h"
-#include "model.h"
-
-#if defined(__has_include)
-#if __has_include("../passes/passes.h")
 #include "../passes/passes.h"
-#define PG_HAVE_PASSES 1
-#endif
-#endif
+#include "model.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -92,6 +86,7 @@ void pg_model_free(pg_model *m)
     pg_free(m->arena);
     free(m->text);
     pg_plan_free(&m->plan);
+    pg_pass_log_free(m->pass_log);
     pg_ir_free(m->g);
     pg_free(m);
 }
@@ -173,14 +168,16 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
     }
     if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
         goto fail;
-#ifdef PG_HAVE_PASSES
     if (o.level > 0) {
-        if ((st = pg_passes_run(m->g, o.level, o.disabled, NULL)))
+        if (!(m->pass_log = pg_pass_log_new())) {
+            st = pg_last_status();
+            goto fail;
+        }
+        if ((st = pg_passes_run(m->g, o.level, o.disabled, m->pass_log)))
             goto fail;
         if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
             goto fail;
     }
-#endif
     if ((st = pg_plan_build_threads(m->g, o.planner, m->threads, &m->plan)))
         goto fail;
     m->arena = pg_malloc(m->plan.arena_bytes ? m->plan.arena_bytes : 64);

@@ -30,7 +30,7 @@ struct pg_model {
     const void **feeds;         /* per graph input: this run's feed */
     void     **out_copy;        /* per graph output: own buffer when its tensor lives outside the arena */
     char      *text;
-    char     **row_alias;       /* unused, reserved */
+    struct pg_pass_log *pass_log; /* what each pass did; NULL at level 0 */
     int        threads;
     int        level;
 };

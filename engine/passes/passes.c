@@ -9,7 +9,6 @@
  * gelu_fusion made it); attention and QKV after the epilogues; packing last
  * (it changes the weights' layout, which nothing after it must read). */
 #include <ctype.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdarg.h>
@@ -187,69 +186,7 @@ static void drop_unused_constants(pg_graph *g)
     free(used);
 }
 
-/* ---- logs kept for callers that pass none -------------------------------- */
-
-typedef struct kept_log {
-    const pg_graph *g;
-    const void     *nodes;    /* g->nodes and g->n_nodes when the passes ended */
-    int             n_nodes;
-    uint64_t        seq;      /* age, for eviction */
-    pg_pass_log    *log;
-} kept_log;
-
-static kept_log kept[PG_PASS_LOG_KEEP];
-static uint64_t kept_seq;
-static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void keep_log(const pg_graph *g, pg_pass_log *log)
-{
-    pthread_mutex_lock(&kept_lock);
-    int slot = 0;
-    for (int i = 0; i < PG_PASS_LOG_KEEP; i++) {
-        if (kept[i].g == g) {   /* the same address again: the old graph is gone */
-            slot = i;
-            break;
-        }
-        if (kept[i].seq < kept[slot].seq)
-            slot = i;
-    }
-    pg_pass_log_free(kept[slot].log);
-    kept[slot] = (kept_log){ g, g->nodes, g->n_nodes, ++kept_seq, log };
-    pthread_mutex_unlock(&kept_lock);
-}
-
-const pg_pass_log *pg_passes_log_of(const pg_graph *g)
-{
-    const pg_pass_log *log = NULL;
-    if (!g)
-        return NULL;
-    pthread_mutex_lock(&kept_lock);
-    for (int i = 0; i < PG_PASS_LOG_KEEP; i++)
-        if (kept[i].g == g && kept[i].nodes == (const void *)g->nodes &&
-            kept[i].n_nodes == g->n_nodes)
-            log = kept[i].log;
-    pthread_mutex_unlock(&kept_lock);
-    return log;
-}
-
-static pg_status run_passes(pg_graph *g, int level, const char *disabled_csv, pg_pass_log *log);
-
 pg_status pg_passes_run(pg_graph *g, int level, const char *disabled_csv, pg_pass_log *log)
-{
-    if (log || !g)
-        return run_passes(g, level, disabled_csv, log);
-    pg_pass_log *own = pg_pass_log_new();
-    if (!own)
-        return PG_ERR_NOMEM;
-    pg_status st = run_passes(g, level, disabled_csv, own);
-    if (st == PG_OK)
-        keep_log(g, own);
-    else
-        pg_pass_log_free(own);
-    return st;
-}
-
-static pg_status run_passes(pg_graph *g, int level, const char *disabled_csv, pg_pass_log *log)
 {
     if (!g)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_passes_run: graph is NULL");

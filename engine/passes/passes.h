@@ -11,11 +11,11 @@
  * A level runs every pass of that level and below, in the fixed order of
  * the registry (passes.c); any pass can be switched off by name.
  *
- * The compile step owns the graph and the log:
+ * The compile step owns the graph and the log (the model keeps it):
  *
  *     pg_pass_log *log = pg_pass_log_new();
  *     pg_status st = pg_passes_run(g, level, "cse,gelu_fusion", log);
- *     ...   // keep log with the compiled model, pg_pass_log_free() with it
+ *     ...   // m->pass_log = log; pg_pass_log_free() in pg_model_free
  */
 #ifndef PG_PASSES_H
 #define PG_PASSES_H
@@ -38,15 +38,6 @@ void pg_pass_log_free(pg_pass_log *log);
  * A pass that leaves a graph that fails verification or shape inference is
  * reported as PG_ERR_INTERNAL naming the pass. */
 pg_status pg_passes_run(pg_graph *g, int level, const char *disabled_csv, pg_pass_log *log);
-
-/* The log of the last pg_passes_run on g that was given no log of its own
- * (the compile step's), or NULL.  Such logs are kept by the pass module in
- * a small table keyed by the graph (its address, node array and node
- * count, so a freed graph's log is never handed to a new one); the oldest
- * is dropped past PG_PASS_LOG_KEEP.  A caller that owns a pg_pass_log and
- * passes it in does not need this. */
-#define PG_PASS_LOG_KEEP 32
-const pg_pass_log *pg_passes_log_of(const pg_graph *g);
 
 /* The registry, for listings: count, and each pass's name, level and one
  * line of description (NULL for a bad index). */

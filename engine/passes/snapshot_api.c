@@ -12,7 +12,7 @@
 
 static const pg_pass_log *model_log(const pg_model *m)
 {
-    return m ? pg_passes_log_of(m->g) : NULL;
+    return m ? m->pass_log : NULL;
 }
 
 static const pg_snap_pass *get_pass(const pg_model *m, int pass, const char *fn)
