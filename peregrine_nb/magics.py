@@ -5,8 +5,8 @@ Line magics::
     %peregrine cpu [-o VAR]
     %peregrine compile MODEL [--level N] [--disable PASS,...] [--planner P]
                              [--shape NAME=DIMS ...] [--threads N] [-o VAR]
-    %peregrine passes MODEL [-o VAR]
-    %peregrine memory MODEL [-o VAR]
+    %peregrine passes MODEL [--graph GRAPHVAR] [-o VAR]
+    %peregrine memory MODEL [--graph GRAPHVAR] [-o VAR]
     %peregrine bench OP [--shape DIMS ...] [--variants V,...] [--threads N] [--run] [-o VAR]
 
 Cell magics::
@@ -64,9 +64,13 @@ def _build_parsers() -> dict[str, magic_arguments.MagicArgumentParser]:
     _out(p)
     p = ps["passes"] = _parser("peregrine passes", "the fusion stepper over a compiled model's passes")
     p.add_argument("model", metavar="MODEL", help="a variable holding a compiled model (or a Graph)")
+    p.add_argument("--graph", metavar="GRAPHVAR", default=None,
+                   help="the Graph MODEL was compiled from (lets the viewer recompile)")
     _out(p)
     p = ps["memory"] = _parser("peregrine memory", "the memory pool viewer of a compiled model")
     p.add_argument("model", metavar="MODEL", help="a variable holding a compiled model (or a Graph)")
+    p.add_argument("--graph", metavar="GRAPHVAR", default=None,
+                   help="the Graph MODEL was compiled from (lets the viewer recompile)")
     _out(p)
     p = ps["bench"] = _parser("peregrine bench", "the kernel comparison: race an op's variants")
     p.add_argument("op", metavar="OP", help="sgemm (shapes MxNxK) or gemv (NxK)")
@@ -127,10 +131,11 @@ class PeregrineMagics(Magics):
         %peregrine compile MODEL [--level N] [--disable PASS,...] [--planner P]
                                  [--shape NAME=DIMS ...] [--threads N] [-o VAR]
             Compile an ONNX file, a Graph or a variable holding one; shows the report.
-        %peregrine passes MODEL [-o VAR]
+        %peregrine passes MODEL [--graph GRAPHVAR] [-o VAR]
             The fusion stepper: the graph pass by pass, what each pass changed and why.
-        %peregrine memory MODEL [-o VAR]
-            The memory pool viewer: tensors in the arena over the execution steps.
+        %peregrine memory MODEL [--graph GRAPHVAR] [-o VAR]
+            The memory pool viewer: tensors in the arena over the execution steps
+            (--graph names the source Graph, so the planner menu can recompile).
         %peregrine bench OP [--shape DIMS ...] [--variants V,...] [--threads N] [--run] [-o VAR]
             The kernel comparison: GFLOP/s per variant and a roofline.
         %%peregrine graph [--level N] [--disable ...] [--planner P] [--seed N]
@@ -187,12 +192,17 @@ class PeregrineMagics(Magics):
         except Exception:  # noqa: BLE001
             raise UsageError(f"{name!r} is not defined in the notebook (nor an expression that evaluates)") from None
 
-    def _model(self, name: str):
+    def _model(self, name: str, graph_name: str | None = None):
         from .compiled import CompiledModel, compile as pg_compile
         from .graph import Graph
 
         obj = self._lookup(name)
         if isinstance(obj, CompiledModel):
+            if graph_name:
+                g = self._lookup(graph_name)
+                if not isinstance(g, Graph):
+                    raise UsageError(f"--graph {graph_name}: a {type(g).__name__}, not a Graph")
+                obj._nb_graph = g
             return obj
         if isinstance(obj, Graph):
             m = pg_compile(obj)
@@ -267,12 +277,12 @@ class PeregrineMagics(Magics):
     def _passes(self, args, cell):
         from .widgets import FusionStepper
 
-        return FusionStepper(self._model(args.model))
+        return FusionStepper(self._model(args.model, args.graph))
 
     def _memory(self, args, cell):
         from .widgets import MemoryViewer
 
-        return MemoryViewer(self._model(args.model))
+        return MemoryViewer(self._model(args.model, args.graph))
 
     def _bench(self, args, cell):
         from .widgets import KernelComparison, bench_ops, parse_shapes

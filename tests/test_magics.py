@@ -135,6 +135,53 @@ def test_graph_cell_transformer_block_in_a_few_lines(ip):
     assert "Gelu" not in m.op_types  # folded into the first MatMul's epilogue
 
 
+ATTENTION = """
+input x: f32[1, 16, 64]
+weight ln_g: f32[64] = ones
+weight ln_b: f32[64] = zeros
+weight wq: f32[64, 64] = random
+weight wk: f32[64, 64] = random
+weight wv: f32[64, 64] = random
+weight wo: f32[64, 64] = random
+const split_heads: i64[4] = [1, 16, 4, 16]
+const merge_heads: i64[3] = [1, 16, 64]
+const scale: f32[] = [0.25]
+n = LayerNormalization(x, ln_g, ln_b, axis=-1, epsilon=1e-5)
+q0 = MatMul(n, wq)
+k0 = MatMul(n, wk)
+v0 = MatMul(n, wv)
+q1 = Reshape(q0, split_heads)
+k1 = Reshape(k0, split_heads)
+v1 = Reshape(v0, split_heads)
+q = Transpose(q1, perm=[0, 2, 1, 3])
+kt = Transpose(k1, perm=[0, 2, 3, 1])
+v = Transpose(v1, perm=[0, 2, 1, 3])
+s0 = MatMul(q, kt)
+s = Mul(s0, scale)
+p = Softmax(s, axis=-1)
+o0 = MatMul(p, v)
+o1 = Transpose(o0, perm=[0, 2, 1, 3])
+o = Reshape(o1, merge_heads)
+a = MatMul(o, wo)
+y = Add(x, a)
+output y
+"""
+
+
+def test_graph_cell_attention_fuses_and_matches_level_0(ip):
+    import numpy as np
+
+    m = cell(ip, "graph -o attn", ATTENTION)
+    assert "QKVMatMul" in m.op_types and "FusedAttention" in m.op_types and "Softmax" not in m.op_types
+    m0 = cell(ip, "graph --level 0", ATTENTION)
+    x = np.random.default_rng(1).standard_normal((1, 16, 64)).astype(np.float32)
+    np.testing.assert_allclose(m.run({"x": x})["y"], m0.run({"x": x})["y"], rtol=1e-4, atol=1e-5)
+    s = line(ip, "passes attn")
+    reasons = [c["reason"] for p in s.passes for c in p.changes]
+    assert any("FusedAttention" in r for r in reasons) and any("QKVMatMul" in r for r in reasons)
+    assert "Plotly.newPlot" in s._repr_mimebundle_()["text/html"]  # the static copy a saved notebook keeps
+
+
 @pytest.mark.parametrize("body, where", [
     ("input x: f32[2]\ny = Relu(x)\nfrob\noutput y", "line 3"),
     ("input x: q32[2]\noutput x", "line 1"),
@@ -202,6 +249,14 @@ def test_passes_and_memory_open_viewers(ip):
     assert isinstance(v, MemoryViewer)
     ip.user_ns["gg"] = ip.user_ns["pm"]._nb_graph
     assert isinstance(line(ip, "passes gg"), FusionStepper)  # a Graph compiles first
+    # a model compiled in Python, with its graph named: the planner menu works
+    ip.user_ns["plain"] = pg.compile(ip.user_ns["gg"])
+    v = line(ip, "memory plain --graph gg")
+    assert not v.dropdown.disabled
+    v.dropdown.value = "naive"
+    assert v.model.memory_stats["planner"] == "naive"
+    ip.user_ns["the_number"] = 42
+    assert "not a Graph" in one_line(usage_error(line, ip, "memory plain --graph the_number"))
 
 
 @pytest.mark.parametrize("args, needle", [
