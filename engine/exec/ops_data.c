@@ -5,6 +5,7 @@
 
 #include "../core/error.h"
 #include "ops.h"
+#include "parallel.h"
 
 void pg_slice_range(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *s0, int64_t *cnt);
 
@@ -20,43 +21,67 @@ pg_status pg_exec_copy(pg_kctx *k)
     return PG_OK;
 }
 
+/* Rows [r0, r1) of the output (its innermost dimension), each gathered
+ * from the input with the permuted strides. */
+typedef struct transpose_job {
+    int r;
+    size_t es;
+    int64_t shape[PG_MAX_RANK], st[PG_MAX_RANK];
+    const char *X;
+    char *Y;
+} transpose_job;
+
+static void transpose_rows(void *ctx, int64_t r0, int64_t r1)
+{
+    const transpose_job *j = ctx;
+    int r = j->r;
+    size_t es = j->es;
+    int64_t inner = j->shape[r - 1], is = j->st[r - 1], idx[PG_MAX_RANK] = { 0 };
+    for (int64_t q = r0, d = r - 2; d >= 0; d--) {   /* the odometer at row r0 */
+        idx[d] = q % j->shape[d];
+        q /= j->shape[d];
+    }
+    for (int64_t row = r0; row < r1; row++) {
+        int64_t off = 0, o = row * inner;
+        for (int d = 0; d < r - 1; d++) off += idx[d] * j->st[d];
+        if (es == 4) {
+            const uint32_t *src = (const uint32_t *)j->X + off;
+            uint32_t *dst = (uint32_t *)j->Y + o;
+            for (int64_t c = 0; c < inner; c++) dst[c] = src[c * is];
+        } else {
+            for (int64_t c = 0; c < inner; c++)
+                memcpy(j->Y + (size_t)(o + c) * es, j->X + (size_t)(off + c * is) * es, es);
+        }
+        for (int d = r - 2; d >= 0; d--) {
+            if (++idx[d] < j->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
 pg_status pg_exec_transpose(pg_kctx *k)
 {
     const pg_tensor *x = k->in[0], *y = k->out[0];
     int r = x->rank, np = 0;
     const int64_t *perm = pg_ir_attr_ints(k->node, "perm", &np);
-    size_t es = pg_dtype_size(x->dtype);
-    int64_t xs[PG_MAX_RANK], st[PG_MAX_RANK], s = 1;
+    transpose_job j = { .r = r, .es = pg_dtype_size(x->dtype), .X = k->x[0], .Y = k->y[0] };
+    int64_t xs[PG_MAX_RANK], s = 1;
     for (int d = r - 1; d >= 0; d--) {
         xs[d] = s;
         s *= x->shape[d];
     }
-    for (int d = 0; d < r; d++)
-        st[d] = xs[perm ? perm[d] : r - 1 - d];   /* input stride of output dim d */
-    int64_t total = pg_tensor_numel(y), idx[PG_MAX_RANK] = { 0 };
-    const char *X = k->x[0];
-    char *Y = k->y[0];
+    for (int d = 0; d < r; d++) {
+        j.st[d] = xs[perm ? perm[d] : r - 1 - d];   /* input stride of output dim d */
+        j.shape[d] = y->shape[d];
+    }
+    int64_t total = pg_tensor_numel(y);
     if (r == 0 || total == 0) {
-        memcpy(Y, X, es * (size_t)total);
+        memcpy(j.Y, j.X, j.es * (size_t)total);
         return PG_OK;
     }
-    int64_t inner = y->shape[r - 1], is = st[r - 1];
-    for (int64_t o = 0; o < total; o += inner) {
-        int64_t off = 0;
-        for (int d = 0; d < r - 1; d++) off += idx[d] * st[d];
-        if (es == 4) {
-            const uint32_t *src = (const uint32_t *)X + off;
-            uint32_t *dst = (uint32_t *)Y + o;
-            for (int64_t j = 0; j < inner; j++) dst[j] = src[j * is];
-        } else {
-            for (int64_t j = 0; j < inner; j++)
-                memcpy(Y + (size_t)(o + j) * es, X + (size_t)(off + j * is) * es, es);
-        }
-        for (int d = r - 2; d >= 0; d--) {
-            if (++idx[d] < y->shape[d]) break;
-            idx[d] = 0;
-        }
-    }
+    int64_t inner = y->shape[r - 1];
+    if (inner > 0)
+        pg_exec_parallel(k, total / inner, inner * 2, 1, transpose_rows, &j);
     return PG_OK;
 }
 

@@ -6,7 +6,9 @@
  * tables; unary GELU / Tanh / Sigmoid / SiLU through theirs.  Everything
  * else is a plain loop over the broadcast index space (innermost dimension
  * contiguous in the output).  Every op here reads element i of each input
- * before writing element i of the output, so running in place is safe. */
+ * before writing element i of the output, so running in place is safe.
+ * The kernel paths split big tensors over the model's threads in whole
+ * 64-element runs or rows (parallel.h): the same results on any count. */
 #include <math.h>
 #include <string.h>
 
@@ -15,6 +17,7 @@
 #include "../kernels/vadd/vadd.h"
 #include "../kernels/vmul/vmul.h"
 #include "ops.h"
+#include "parallel.h"
 
 int pg_norm_axis(int64_t axis, int rank)
 {
@@ -89,6 +92,28 @@ static void bcast_init(bcast *b, const pg_tensor *out, const pg_tensor *const *i
         }                                                                       \
     } while (0)
 
+/* The vadd/vmul kernel over rows [r0, r1) of a (b repeated per row), or
+ * over elements [r0, r1) of equal-shaped a and b. */
+typedef struct vrow_job {
+    pg_f32_vadd_fn fn;
+    const float *a, *b;
+    float *y;
+    int64_t nb;
+} vrow_job;
+
+static void vrows(void *ctx, int64_t r0, int64_t r1)
+{
+    const vrow_job *j = ctx;
+    for (int64_t r = r0; r < r1; r++)
+        j->fn((size_t)j->nb, j->a + r * j->nb, j->b, j->y + r * j->nb);
+}
+
+static void vrun(void *ctx, int64_t e0, int64_t e1)
+{
+    const vrow_job *j = ctx;
+    j->fn((size_t)(e1 - e0), j->a + e0, j->b + e0, j->y + e0);
+}
+
 /* fp32 fast path through the kernels: equal shapes, or b a trailing row. */
 static int binary_kernel(pg_kctx *k, pg_opcode op)
 {
@@ -114,10 +139,11 @@ static int binary_kernel(pg_kctx *k, pg_opcode op)
     if (nb == 1 && ny != 1)
         return 0;   /* scalar: the generic loop is as fast */
     const pg_variant *v = pg_op_select(op == PG_OP_ADD ? &pg_op_vadd : &pg_op_vmul);
-    pg_f32_vadd_fn fn = (pg_f32_vadd_fn)v->fn;   /* vmul has the same signature */
-    float *py = k->y[0];
-    for (int64_t r = 0; r < ny / nb; r++)
-        fn((size_t)nb, pa + r * nb, pb, py + r * nb);
+    vrow_job j = { (pg_f32_vadd_fn)v->fn, pa, pb, k->y[0], nb };   /* vmul: same signature */
+    if (nb == ny)   /* equal shapes: split the one run in whole vectors */
+        pg_exec_parallel(k, ny, 1, 64, vrun, &j);
+    else
+        pg_exec_parallel(k, ny / nb, nb, 1, vrows, &j);
     return 1;
 }
 
@@ -257,6 +283,18 @@ static pg_status cast(pg_kctx *k, int64_t n)
     return PG_OK;
 }
 
+typedef struct unary_job {
+    pg_f32_unary_fn fn;
+    const float *x;
+    float *y;
+} unary_job;
+
+static void unary_run(void *ctx, int64_t e0, int64_t e1)
+{
+    const unary_job *j = ctx;
+    j->fn((size_t)(e1 - e0), j->x + e0, j->y + e0);
+}
+
 /* The elementwise kernels are found by registry name, so an op whose table
  * is not built (yet) falls back to the loops below. */
 static pg_f32_unary_fn unary_kernel(const pg_node *n)
@@ -304,7 +342,9 @@ pg_status pg_exec_unary(pg_kctx *k)
     float *y = k->y[0];
     pg_f32_unary_fn fn = unary_kernel(k->node);
     if (fn) {
-        fn((size_t)n, x, y);
+        /* cost 8: these kernels are an exp or erf per element */
+        unary_job j = { fn, x, y };
+        pg_exec_parallel(k, n, 8, 64, unary_run, &j);
         return PG_OK;
     }
     switch (op) {

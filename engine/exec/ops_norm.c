@@ -1,5 +1,8 @@
 /* ops_norm.c - Softmax, LayerNormalization, RMSNorm, ReduceMean/Sum.
  *
+ * Rows are independent: big tensors split them over the model's threads
+ * (parallel.h), each row computed exactly as on one thread.
+ *
  * The row kernels (softmax, layernorm, rmsnorm variant tables) take one
  * contiguous row; these executors split the tensor into rows.  Softmax over
  * a non-last axis (rare) is a strided loop here.  Kernels are looked up by
@@ -12,6 +15,7 @@
 #include "../kernels/rmsnorm/rmsnorm.h"
 #include "../kernels/softmax/softmax.h"
 #include "ops.h"
+#include "parallel.h"
 
 static const void *kernel_fn(const char *name)
 {
@@ -35,6 +39,21 @@ static void softmax_row_c(size_t n, const float *x, size_t stride, float *y)
         y[i * stride] *= r;
 }
 
+typedef struct rows_job {
+    const float *X, *g, *b;
+    float *Y;
+    int64_t n;
+    float eps;
+    const void *fn;
+} rows_job;
+
+static void softmax_rows(void *ctx, int64_t r0, int64_t r1)
+{
+    const rows_job *j = ctx;
+    for (int64_t r = r0; r < r1; r++)
+        ((pg_f32_softmax_fn)j->fn)((size_t)j->n, j->X + r * j->n, 1.0f, NULL, j->Y + r * j->n);
+}
+
 pg_status pg_exec_softmax(pg_kctx *k)
 {
     const pg_tensor *x = k->in[0];
@@ -45,15 +64,14 @@ pg_status pg_exec_softmax(pg_kctx *k)
     const float *X = k->x[0];
     float *Y = k->y[0];
     pg_f32_softmax_fn fn = (pg_f32_softmax_fn)kernel_fn("softmax");
+    if (inner == 1 && fn) {
+        rows_job j = { X, NULL, NULL, Y, n, 0.0f, (const void *)fn };
+        pg_exec_parallel(k, outer, n, 1, softmax_rows, &j);
+        return PG_OK;
+    }
     for (int64_t o = 0; o < outer; o++)
-        for (int64_t i = 0; i < inner; i++) {
-            const float *xr = X + o * n * inner + i;
-            float *yr = Y + o * n * inner + i;
-            if (inner == 1 && fn)
-                fn((size_t)n, xr, 1.0f, NULL, yr);
-            else
-                softmax_row_c((size_t)n, xr, (size_t)inner, yr);
-        }
+        for (int64_t i = 0; i < inner; i++)
+            softmax_row_c((size_t)n, X + o * n * inner + i, (size_t)inner, Y + o * n * inner + i);
     return PG_OK;
 }
 
@@ -67,53 +85,65 @@ static void rows(const pg_kctx *k, int64_t *outer, int64_t *inner)
     for (int d = a; d < x->rank; d++) *inner *= x->shape[d];
 }
 
-pg_status pg_exec_layernorm(pg_kctx *k)
+static void layernorm_rows(void *ctx, int64_t r0, int64_t r1)
 {
-    int64_t outer, n;
-    rows(k, &outer, &n);
-    float eps = pg_ir_attr_float(k->node, "epsilon", 1e-5f);
-    const float *X = k->x[0], *g = k->x[1], *b = k->n_in > 2 ? k->x[2] : NULL;
-    float *Y = k->y[0];
-    pg_f32_layernorm_fn fn = (pg_f32_layernorm_fn)kernel_fn("layernorm");
-    for (int64_t r = 0; r < outer; r++) {
-        const float *x = X + r * n;
-        float *y = Y + r * n;
-        if (fn) {
-            fn((size_t)n, x, g, b, eps, y);
+    const rows_job *j = ctx;
+    int64_t n = j->n;
+    const float *g = j->g, *b = j->b;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *x = j->X + r * n;
+        float *y = j->Y + r * n;
+        if (j->fn) {
+            ((pg_f32_layernorm_fn)j->fn)((size_t)n, x, g, b, j->eps, y);
             continue;
         }
         double m = 0, v = 0;
         for (int64_t i = 0; i < n; i++) m += x[i];
         m /= (double)n;
         for (int64_t i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
-        float inv = (float)(1.0 / sqrt(v / (double)n + eps));
+        float inv = (float)(1.0 / sqrt(v / (double)n + j->eps));
         for (int64_t i = 0; i < n; i++)
             y[i] = (float)(x[i] - m) * inv * g[i] + (b ? b[i] : 0.0f);
     }
+}
+
+pg_status pg_exec_layernorm(pg_kctx *k)
+{
+    int64_t outer, n;
+    rows(k, &outer, &n);
+    rows_job j = { k->x[0], k->x[1], k->n_in > 2 ? k->x[2] : NULL, k->y[0], n,
+                   pg_ir_attr_float(k->node, "epsilon", 1e-5f), kernel_fn("layernorm") };
+    pg_exec_parallel(k, outer, n, 1, layernorm_rows, &j);
     return PG_OK;
+}
+
+static void rmsnorm_rows(void *ctx, int64_t r0, int64_t r1)
+{
+    const rows_job *j = ctx;
+    int64_t n = j->n;
+    const float *g = j->g;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *x = j->X + r * n;
+        float *y = j->Y + r * n;
+        if (j->fn) {
+            ((pg_f32_rmsnorm_fn)j->fn)((size_t)n, x, g, j->eps, y);
+            continue;
+        }
+        double s = 0;
+        for (int64_t i = 0; i < n; i++) s += (double)x[i] * x[i];
+        float inv = (float)(1.0 / sqrt(s / (double)n + j->eps));
+        for (int64_t i = 0; i < n; i++)
+            y[i] = x[i] * inv * g[i];
+    }
 }
 
 pg_status pg_exec_rmsnorm(pg_kctx *k)
 {
     int64_t outer, n;
     rows(k, &outer, &n);
-    float eps = pg_ir_attr_float(k->node, "epsilon", 1e-6f);
-    const float *X = k->x[0], *g = k->x[1];
-    float *Y = k->y[0];
-    pg_f32_rmsnorm_fn fn = (pg_f32_rmsnorm_fn)kernel_fn("rmsnorm");
-    for (int64_t r = 0; r < outer; r++) {
-        const float *x = X + r * n;
-        float *y = Y + r * n;
-        if (fn) {
-            fn((size_t)n, x, g, eps, y);
-            continue;
-        }
-        double s = 0;
-        for (int64_t i = 0; i < n; i++) s += (double)x[i] * x[i];
-        float inv = (float)(1.0 / sqrt(s / (double)n + eps));
-        for (int64_t i = 0; i < n; i++)
-            y[i] = x[i] * inv * g[i];
-    }
+    rows_job j = { k->x[0], k->x[1], NULL, k->y[0], n,
+                   pg_ir_attr_float(k->node, "epsilon", 1e-6f), kernel_fn("rmsnorm") };
+    pg_exec_parallel(k, outer, n, 1, rmsnorm_rows, &j);
     return PG_OK;
 }
 
