@@ -123,13 +123,15 @@ def traces(nodes: list[dict[str, Any]], graph_inputs=None):
             mode="markers+text", text=inputs, textposition="middle left",
             marker=dict(size=10, color=KIND_COLOURS["input"], symbol="square"),
             hovertext=[f"graph input {t}" for t in inputs], hoverinfo="text", name="input"))
+    labels = len(nodes) <= 60  # beyond that the op names overlap: hover tells them
     for kind, colour in KIND_COLOURS.items():
         group = [n for n in nodes if kind_of(n["op"]) == kind and n["name"] in pos]
         if kind == "input" or not group:
             continue
         out.append(go.Scatter(
             x=[pos[n["name"]][0] for n in group], y=[pos[n["name"]][1] for n in group],
-            mode="markers+text", text=[n["op"] for n in group], textposition="top center",
+            mode="markers+text" if labels else "markers", text=[n["op"] for n in group],
+            textposition="top center",
             textfont=dict(size=9),
             marker=dict(size=[18 if n.get("fused") else 12 for n in group], color=colour,
                         symbol=["diamond" if n.get("fused") else "circle" for n in group],
