@@ -105,6 +105,7 @@ static int fold_node(pg_graph *g, pg_pass_ctx *c, pg_node *n)
         k.y = y;
         k.scratch = scratch;
         k.scratch_bytes = sb;
+        k.state = (void *)pg_exec_node_state(g, n);   /* Constant/ConstantOfShape read their value here */
         pg_status st = fn(&k);
         pg_free(scratch);
         if (st != PG_OK) {
