@@ -48,17 +48,50 @@
         vfmadd231ps \acc3, zmm25, \t1
 .endm
 
-/* one k step: B row at [r9 + 128*u], A column at byte offset 4*u + r11.
+/* one k step of the first \rows rows (4, 8 or 12): B row at
+ * [r9 + 128*u], A column at byte offset 4*u + r11.
  * Row order: rcx rax rbx rbp rdi rsi r10 r12 r13 r14 r15 r8. */
-.macro KSTEP u
+.macro KSTEP rows, u
         vmovups zmm24, [r9 + 128 * \u]
         vmovups zmm25, [r9 + 128 * \u + 64]
         ROW2    rcx, rax, zmm0, zmm1, zmm2, zmm3, zmm26, zmm27, \u
         ROW2    rbx, rbp, zmm4, zmm5, zmm6, zmm7, zmm28, zmm29, \u
+.if \rows > 4
         ROW2    rdi, rsi, zmm8, zmm9, zmm10, zmm11, zmm30, zmm31, \u
         ROW2    r10, r12, zmm12, zmm13, zmm14, zmm15, zmm26, zmm27, \u
+.endif
+.if \rows > 8
         ROW2    r13, r14, zmm16, zmm17, zmm18, zmm19, zmm28, zmm29, \u
         ROW2    r15, r8, zmm20, zmm21, zmm22, zmm23, zmm30, zmm31, \u
+.endif
+.endm
+
+/* the K loop over the first \rows rows: by 4, then the k % 4 left */
+.macro KLOOP rows
+        mov     rdx, LOC_K
+        shr     rdx, 2
+        jz      .Lk_tail\rows
+        .p2align 5
+.Lk_by4\rows:
+        KSTEP   \rows, 0
+        KSTEP   \rows, 1
+        KSTEP   \rows, 2
+        KSTEP   \rows, 3
+        add     r11, 16
+        add     r9, 512
+        dec     rdx
+        jnz     .Lk_by4\rows
+.Lk_tail\rows:
+        mov     rdx, LOC_K
+        and     rdx, 3
+        jz      .Lepilogue
+.Lk_by1\rows:
+        KSTEP   \rows, 0
+        add     r11, 4
+        add     r9, 128
+        dec     rdx
+        jnz     .Lk_by1\rows
+        jmp     .Lepilogue
 .endm
 
 /* x = gelu(x) = 0.5 x (1 + erf(x / sqrt 2)), temporaries zmm24..zmm27, the
@@ -234,29 +267,18 @@ PG_FUNC(pg_f32_gemm_12x32_avx512f)
         vmovaps zmm22, zmm0
         vmovaps zmm23, zmm0
 
+        /* a short tile (mr <= 8, mr <= 4) runs a loop without the FMAs of
+         * the rows it does not store: the last tile of M = 128 is 8 rows */
         xor     r11, r11                /* byte offset into each A row */
-        shr     rdx, 2
-        jz      .Lk_tail
-        .p2align 5
-.Lk_by4:
-        KSTEP   0
-        KSTEP   1
-        KSTEP   2
-        KSTEP   3
-        add     r11, 16
-        add     r9, 512
-        dec     rdx
-        jnz     .Lk_by4
-.Lk_tail:
-        mov     rdx, LOC_K
-        and     rdx, 3
-        jz      .Lepilogue
-.Lk_by1:
-        KSTEP   0
-        add     r11, 4
-        add     r9, 128
-        dec     rdx
-        jnz     .Lk_by1
+        cmp     qword ptr LOC_MR, 4
+        jbe     .Lrows4
+        cmp     qword ptr LOC_MR, 8
+        jbe     .Lrows8
+        KLOOP   12
+.Lrows8:
+        KLOOP   8
+.Lrows4:
+        KLOOP   4
 
 .Lepilogue:
         mov     rdi, LOC_MR
