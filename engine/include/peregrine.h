@@ -647,6 +647,39 @@ PG_API pg_status pg_quantize_activations(int type, const float *x, void *out, in
 PG_API pg_status pg_qdot(int variant, int wtype, int64_t n, const void *w, const void *a,
                          float *out);
 
+/* ---- Quantised: GEMV / GEMM on GGUF weight blocks --------------------- */
+/*
+ * The LLM decode (GEMV) and prefill (GEMM) products on weights as a GGUF
+ * file stores them, rows of blocks of 32: PG_GGML_Q4_0, PG_GGML_Q4_1 or
+ * PG_GGML_Q8_0.  Activations are quantised first, per block of 32, to the
+ * type the weights pair with: PG_GGML_Q8_1 for q4_1 (it carries d * sum
+ * for the q4_1 offset), PG_GGML_Q8_0 for q4_0 and q8_0.  Every output is
+ * ggml's block formula: per block an exact int32 sum of products scaled
+ * by the f16 scales in fp32 (only the fp32 summation order differs between
+ * variants).  K must be a multiple of 32 (else PG_ERR_SHAPE); row strides
+ * ldw and ldx are in BYTES, ldc in floats.  variant indexes the op's
+ * table ("quantize_q8_0" / "quantize_q8_1", "qgemv_q4_1", "qgemm_q8_0", ...)
+ * or is -1 for the one dispatch picks.  threads: 0 = pg_get_num_threads().
+ *
+ *   x (K floats) -> pg_quantize_row_q8(-1, PG_GGML_Q8_1, K, x, xq)
+ *   pg_qgemv(-1, PG_GGML_Q4_1, N, K, W, ldw, xq, y, 0)
+ */
+
+/* n floats (a multiple of 32) -> n / 32 blocks of type (PG_GGML_Q8_0: 34
+ * bytes each, PG_GGML_Q8_1: 36), byte-exact with ggml's reference
+ * quantisers (d = max|x| / 127 as f16, q = round(x / d) half away). */
+PG_API pg_status pg_quantize_row_q8(int variant, int type, size_t n, const float *x, void *out);
+/* y[n] = dot(W row n, x) for n < N: W rows of K / 32 blocks of wtype at
+ * W + n * ldw bytes, x one row of K quantised activations. */
+PG_API pg_status pg_qgemv(int variant, int wtype, size_t N, size_t K, const void *W,
+                          size_t ldw, const void *x, float *y, int threads);
+/* C[m * ldc + n] = dot(W row n, X row m) for m < M, n < N: X rows of
+ * quantised activations at X + m * ldx bytes.  Weight blocks are read once
+ * per four rows of X. */
+PG_API pg_status pg_qgemm(int variant, int wtype, size_t M, size_t N, size_t K, const void *W,
+                          size_t ldw, const void *X, size_t ldx, float *C, size_t ldc,
+                          int threads);
+
 /* PG_CFFI_END */
 
 #ifdef __cplusplus

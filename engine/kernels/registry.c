@@ -16,6 +16,8 @@
 #include "layernorm/layernorm.h"
 #include "rmsnorm/rmsnorm.h"
 #include "qdot/qdot.h"
+#include "qgemv/qgemv.h"
+#include "qgemm/qgemm.h"
 
 static const pg_op *const all_ops[] = {
     &pg_op_vadd,
@@ -36,6 +38,12 @@ static const pg_op *const all_ops[] = {
     &pg_op_quantize_q8_1,
     &pg_op_qdot_q8_0_q8_0,
     &pg_op_qdot_q4_1_q8_1,
+    &pg_op_qgemv_q4_0,
+    &pg_op_qgemv_q4_1,
+    &pg_op_qgemv_q8_0,
+    &pg_op_qgemm_q4_0,
+    &pg_op_qgemm_q4_1,
+    &pg_op_qgemm_q8_0,
 };
 
 const pg_op *const *pg_ops_all(int *count)

@@ -4,11 +4,13 @@
  * The weight types come from GGUF files (q8_0, q4_1); activations are
  * quantised on the fly per block of 32 to the matching type:
  *   q8_0 weights . q8_0 activations:  sum_b d_w d_a * sum_j w_j a_j
+ *   q4_0 weights . q8_0 activations:  sum_b d_w d_a * sum_j (q_j - 8) a_j
  *   q4_1 weights . q8_1 activations:  sum_b d_w d_a * sum_j q_j a_j + m_w * s_a
  * where q8_1 carries s = d_a * sum_j a_j so the q4_1 offset m costs one
  * multiply per block.  Block layouts (bytes, little-endian):
  *   q8_0: f16 d, int8 q[32]                      (34)
  *   q8_1: f16 d, f16 s, int8 q[32]               (36)
+ *   q4_0: f16 d, uint8 nibbles[16]               (18; j low nibble, j+16 high)
  *   q4_1: f16 d, f16 m, uint8 nibbles[16]        (20; j low nibble, j+16 high)
  * The C references here are the oracle for the assembly variants to come;
  * each op has its own variant table (C reference last). */
@@ -27,6 +29,7 @@ typedef void (*pg_vec_dot_fn)(size_t n, const void *w, const void *a, float *s);
 void pg_quantize_row_q8_0_c(size_t n, const float *x, void *y);
 void pg_quantize_row_q8_1_c(size_t n, const float *x, void *y);
 void pg_vec_dot_q8_0_q8_0_c(size_t n, const void *w, const void *a, float *s);
+void pg_vec_dot_q4_0_q8_0_c(size_t n, const void *w, const void *a, float *s);
 void pg_vec_dot_q4_1_q8_1_c(size_t n, const void *w, const void *a, float *s);
 
 extern const pg_op pg_op_quantize_q8_0;

@@ -72,6 +72,21 @@ void pg_vec_dot_q8_0_q8_0_c(size_t n, const void *w, const void *a, float *s)
     *s = sum;
 }
 
+void pg_vec_dot_q4_0_q8_0_c(size_t n, const void *w, const void *a, float *s)
+{
+    const uint8_t *x = w, *y = a;
+    float sum = 0.0f;
+    for (size_t b = 0; b < n / 32; b++, x += 18, y += 34) {
+        int32_t si = 0;
+        for (int j = 0; j < 16; j++) {
+            si += ((x[2 + j] & 0x0f) - 8) * (int8_t)y[2 + j];
+            si += ((x[2 + j] >> 4) - 8) * (int8_t)y[2 + 16 + j];
+        }
+        sum += (float)si * (get_f16(x) * get_f16(y));
+    }
+    *s = sum;
+}
+
 void pg_vec_dot_q4_1_q8_1_c(size_t n, const void *w, const void *a, float *s)
 {
     const uint8_t *x = w, *y = a;

@@ -1,0 +1,48 @@
+/* qgemm_table.c - the variant tables of the quantised GEMM, one per weight
+ * type, best first, C reference last. */
+#include "../../gguf/ggml_types.h"
+#include "qgemm.h"
+
+#define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_F16C)
+
+#if defined(__x86_64__) && defined(PG_QGEMM_ASM)
+#define ASM_ROWS(t)                                                                       \
+    { "q" #t "_gemm_4x1_avx2", "avx2", X86_AVX2, (const void *)pg_q##t##_gemm_4x1_avx2, NULL },
+#elif defined(__aarch64__) && defined(PG_QGEMM_ASM)
+#define ASM_ROWS(t)                                                                       \
+    { "q" #t "_gemm_4x1_dotprod", "dotprod", PG_CPU_NEON | PG_CPU_DOTPROD,                \
+      (const void *)pg_q##t##_gemm_4x1_dotprod, NULL },                                   \
+    { "q" #t "_gemm_4x1_neon", "neon", PG_CPU_NEON, (const void *)pg_q##t##_gemm_4x1_neon, NULL },
+#else
+#define ASM_ROWS(t)
+#endif
+
+static const pg_variant q4_0[] = {
+    ASM_ROWS(4_0_q8_0)
+    { "q4_0_q8_0_gemm_c", "c", 0, (const void *)pg_q4_0_q8_0_gemm_c, NULL },
+};
+static const pg_variant q4_1[] = {
+    ASM_ROWS(4_1_q8_1)
+    { "q4_1_q8_1_gemm_c", "c", 0, (const void *)pg_q4_1_q8_1_gemm_c, NULL },
+};
+static const pg_variant q8_0[] = {
+    ASM_ROWS(8_0_q8_0)
+    { "q8_0_q8_0_gemm_c", "c", 0, (const void *)pg_q8_0_q8_0_gemm_c, NULL },
+};
+
+const pg_op pg_op_qgemm_q4_0 = { "qgemm_q4_0", "C = X . W^T, W q4_0 rows (N x K), X q8_0 rows (M x K)",
+                                 q4_0, PG_COUNTOF(q4_0) };
+const pg_op pg_op_qgemm_q4_1 = { "qgemm_q4_1", "C = X . W^T, W q4_1 rows (N x K), X q8_1 rows (M x K)",
+                                 q4_1, PG_COUNTOF(q4_1) };
+const pg_op pg_op_qgemm_q8_0 = { "qgemm_q8_0", "C = X . W^T, W q8_0 rows (N x K), X q8_0 rows (M x K)",
+                                 q8_0, PG_COUNTOF(q8_0) };
+
+const pg_op *pg_qgemm_op(int wtype)
+{
+    switch (wtype) {
+    case PG_GGML_Q4_0: return &pg_op_qgemm_q4_0;
+    case PG_GGML_Q4_1: return &pg_op_qgemm_q4_1;
+    case PG_GGML_Q8_0: return &pg_op_qgemm_q8_0;
+    default: return NULL;
+    }
+}

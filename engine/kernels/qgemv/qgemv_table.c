@@ -1,0 +1,62 @@
+/* qgemv_table.c - the variant tables of the quantised GEMV, one per weight
+ * type, best first, C reference last.  The x86 kernels need F16C for the
+ * scales (part of the avx2 level); the VNNI ones replace vpmaddubsw +
+ * vpmaddwd by one vpdpbusd; the AArch64 dotprod ones use sdot. */
+#include "../../gguf/ggml_types.h"
+#include "qgemv.h"
+
+#define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_F16C)
+
+#if defined(__x86_64__) && defined(PG_QGEMV_ASM)
+#define ASM_ROWS(t)                                                                       \
+    { "q" #t "_gemv_4row_avxvnni", "avxvnni", X86_AVX2 | PG_CPU_AVXVNNI,                  \
+      (const void *)pg_q##t##_gemv_4row_avxvnni, NULL },                                  \
+    { "q" #t "_gemv_4row_avx2", "avx2", X86_AVX2, (const void *)pg_q##t##_gemv_4row_avx2, NULL },
+#elif defined(__aarch64__) && defined(PG_QGEMV_ASM)
+#define ASM_ROWS(t)                                                                       \
+    { "q" #t "_gemv_4row_dotprod", "dotprod", PG_CPU_NEON | PG_CPU_DOTPROD,               \
+      (const void *)pg_q##t##_gemv_4row_dotprod, NULL },                                  \
+    { "q" #t "_gemv_4row_neon", "neon", PG_CPU_NEON, (const void *)pg_q##t##_gemv_4row_neon, NULL },
+#else
+#define ASM_ROWS(t)
+#endif
+
+static const pg_variant q4_0[] = {
+    ASM_ROWS(4_0_q8_0)
+    { "q4_0_q8_0_gemv_c", "c", 0, (const void *)pg_q4_0_q8_0_gemv_c, NULL },
+};
+static const pg_variant q4_1[] = {
+    ASM_ROWS(4_1_q8_1)
+    { "q4_1_q8_1_gemv_c", "c", 0, (const void *)pg_q4_1_q8_1_gemv_c, NULL },
+};
+static const pg_variant q8_0[] = {
+    ASM_ROWS(8_0_q8_0)
+    { "q8_0_q8_0_gemv_c", "c", 0, (const void *)pg_q8_0_q8_0_gemv_c, NULL },
+};
+
+const pg_op pg_op_qgemv_q4_0 = { "qgemv_q4_0", "y = W . x, W q4_0 rows (N x K), x q8_0, M = 1",
+                                 q4_0, PG_COUNTOF(q4_0) };
+const pg_op pg_op_qgemv_q4_1 = { "qgemv_q4_1", "y = W . x, W q4_1 rows (N x K), x q8_1, M = 1",
+                                 q4_1, PG_COUNTOF(q4_1) };
+const pg_op pg_op_qgemv_q8_0 = { "qgemv_q8_0", "y = W . x, W q8_0 rows (N x K), x q8_0, M = 1",
+                                 q8_0, PG_COUNTOF(q8_0) };
+
+const pg_op *pg_qgemv_op(int wtype)
+{
+    switch (wtype) {
+    case PG_GGML_Q4_0: return &pg_op_qgemv_q4_0;
+    case PG_GGML_Q4_1: return &pg_op_qgemv_q4_1;
+    case PG_GGML_Q8_0: return &pg_op_qgemv_q8_0;
+    default: return NULL;
+    }
+}
+
+int pg_qgemv_act_type(int wtype)
+{
+    switch (wtype) {
+    case PG_GGML_Q4_0:
+    case PG_GGML_Q8_0: return PG_GGML_Q8_0;
+    case PG_GGML_Q4_1: return PG_GGML_Q8_1;
+    default: return -1;
+    }
+}
