@@ -13,7 +13,8 @@
  * reference) stands for the loaded function: checkasm_external_variant()
  * hands back a variant record naming the user's symbol, and
  * checkasm_variant_fn() (behind checkasm_set_funcs) returns its address.
- * Every other slot is skipped, and only the one op's check runs, once. */
+ * Every other slot (of every op, at every level) is skipped, so the walk
+ * checks the loaded function exactly once. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +27,6 @@ static struct {
     const pg_op *op;
     pg_variant variant;
     void *handle;
-    int ran;
 } ext;
 
 int checkasm_external_arg(const char *a)
@@ -85,16 +85,6 @@ int checkasm_external_load(int (*has_check)(const char *op))
     ext.variant.required = 0;
     ext.variant.fn = fn;
     ext.variant.params = ext.op->variants[0].params;
-    return 1;
-}
-
-int checkasm_external_wants(const char *check_name)
-{
-    if (!checkasm_external_enabled())
-        return 1;
-    if (ext.ran || strcmp(check_name, ext.op->name))
-        return 0;
-    ext.ran = 1;
     return 1;
 }
 

@@ -12,9 +12,6 @@ int checkasm_external_enabled(void);
 /* Loads the library and the symbol; 0 and a message on stderr on failure.
  * has_check tells whether checkasm has a check named after the op. */
 int checkasm_external_load(int (*has_check)(const char *op));
-/* Whether the check named check_name should run now (always 1 outside
- * external mode; in it, only the op's check, once). */
-int checkasm_external_wants(const char *check_name);
 /* The variant record slot v of op stands for: the table's own outside
  * external mode; the loaded function for slot 0 of the op, NULL (skip)
  * for everything else in it. */
