@@ -7,7 +7,7 @@
 
 #define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_F16C)
 
-#if defined(__x86_64__) && defined(PG_QGEMV_ASM)
+#if defined(__x86_64__)
 #define ASM_ROWS(t)                                                                       \
     { "q" #t "_gemv_4row_avxvnni", "avxvnni", X86_AVX2 | PG_CPU_AVXVNNI,                  \
       (const void *)pg_q##t##_gemv_4row_avxvnni, NULL },                                  \
