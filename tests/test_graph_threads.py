@@ -88,3 +88,14 @@ def test_transpose(perm):
     x = rng.standard_normal((8, 128, 12, 32)).astype(np.float32)
     y = run_threads(one_node("Transpose", {"x": x.shape}, perm=list(perm)), {"x": x})
     np.testing.assert_array_equal(y, x.transpose(perm))
+
+
+@pytest.mark.parametrize("shape,perm", [((5, 17, 3, 33), (0, 2, 3, 1)), ((5, 17, 3, 33), (3, 2, 1, 0)),
+                                        ((37, 70), (1, 0)), ((4, 19, 21), (2, 0, 1)),
+                                        ((300, 257), (1, 0)), ((2, 3, 1, 40), (0, 3, 1, 2))])
+def test_transpose_tiled_odd_shapes(shape, perm):
+    """The tiled 2-D path (output's last dim gathered with a stride) on
+    shapes that are not multiples of the tile."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    y = run_threads(one_node("Transpose", {"x": x.shape}, perm=list(perm)), {"x": x})
+    np.testing.assert_array_equal(y, x.transpose(perm))

@@ -151,7 +151,12 @@ static void attend_pair(const attn_job *j, float *slot, size_t bh)
         pg_sgemm_pack_panels(D, Sk, k0, Sk, nr, Kp);
     else
         pack_kt(Sk, D, k0, nr, Kp);
-    pg_sgemm_pack_panels(Sk, Dv, v0, Dv, nr, Vp);
+    /* V [Sk, Dv] with Dv == NR already is one panel */
+    const float *Vb = Vp;
+    if (Dv == nr)
+        Vb = v0;
+    else
+        pg_sgemm_pack_panels(Sk, Dv, v0, Dv, nr, Vp);
     pg_sgemm_epilogue ep = { NULL, PG_ACT_NONE, 0 };
     for (size_t i0 = 0; i0 < Sq; i0 += g->tq) {
         size_t t = Sq - i0 < g->tq ? Sq - i0 : g->tq;
@@ -171,7 +176,7 @@ static void attend_pair(const attn_job *j, float *slot, size_t bh)
         /* O_tile = P . V */
         for (size_t c = 0; c < Dv; c += nr) {
             size_t w = Dv - c < nr ? Dv - c : nr;
-            const float *bp = Vp + (c / nr) * Sk * nr;
+            const float *bp = Vb + (c / nr) * Sk * nr;
             for (size_t i = 0; i < t; i += mr)
                 j->kern(t - i < mr ? t - i : mr, w, Sk, S + i * lds, lds, bp,
                         o0 + (i0 + i) * Dv + c, Dv, &ep);

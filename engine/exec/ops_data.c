@@ -59,6 +59,47 @@ static void transpose_rows(void *ctx, int64_t r0, int64_t r1)
     }
 }
 
+/* 4-byte elements where the output's innermost dimension is not the
+ * input's (a gather with a long stride, e.g. K [B,S,H,D] -> K^T [B,H,D,S]):
+ * each "plane" - output dims p (the one the input's contiguous dimension
+ * went to) and r-1, every other index fixed - is a 2-D transpose, done in
+ * TILE x TILE blocks so that the strided side stays within a few cache
+ * lines.  Planes [p0, p1). */
+#define TILE 16
+typedef struct plane_job {
+    const transpose_job *t;
+    int p;
+    int64_t ost[PG_MAX_RANK];   /* output row-major strides */
+} plane_job;
+
+static void transpose_planes(void *ctx, int64_t p0, int64_t p1)
+{
+    const plane_job *pj = ctx;
+    const transpose_job *j = pj->t;
+    int r = j->r, p = pj->p;
+    int64_t P = j->shape[p], L = j->shape[r - 1], is = j->st[r - 1], ops = pj->ost[p];
+    const uint32_t *X = (const uint32_t *)j->X;
+    uint32_t *Y = (uint32_t *)j->Y;
+    for (int64_t pl = p0; pl < p1; pl++) {
+        int64_t q = pl, xo = 0, yo = 0;
+        for (int d = r - 2; d >= 0; d--) {
+            if (d == p)
+                continue;
+            int64_t i = q % j->shape[d];
+            q /= j->shape[d];
+            xo += i * j->st[d];
+            yo += i * pj->ost[d];
+        }
+        for (int64_t a0 = 0; a0 < P; a0 += TILE)
+            for (int64_t c0 = 0; c0 < L; c0 += TILE) {
+                int64_t a1 = a0 + TILE < P ? a0 + TILE : P, c1 = c0 + TILE < L ? c0 + TILE : L;
+                for (int64_t c = c0; c < c1; c++)
+                    for (int64_t a = a0; a < a1; a++)
+                        Y[yo + a * ops + c] = X[xo + a + c * is];
+            }
+    }
+}
+
 pg_status pg_exec_transpose(pg_kctx *k)
 {
     const pg_tensor *x = k->in[0], *y = k->out[0];
@@ -80,6 +121,21 @@ pg_status pg_exec_transpose(pg_kctx *k)
         return PG_OK;
     }
     int64_t inner = y->shape[r - 1];
+    int p = -1;
+    for (int d = 0; d < r - 1; d++)
+        if (j.st[d] == 1)
+            p = d;
+    if (j.es == 4 && p >= 0 && j.st[r - 1] != 1 && j.shape[p] > 1) {
+        plane_job pj = { &j, p, { 0 } };
+        int64_t s2 = 1;
+        for (int d = r - 1; d >= 0; d--) {
+            pj.ost[d] = s2;
+            s2 *= y->shape[d];
+        }
+        int64_t planes = total / (inner * y->shape[p]);
+        pg_exec_parallel(k, planes, inner * y->shape[p] * 2, 1, transpose_planes, &pj);
+        return PG_OK;
+    }
     if (inner > 0)
         pg_exec_parallel(k, total / inner, inner * 2, 1, transpose_rows, &j);
     return PG_OK;
