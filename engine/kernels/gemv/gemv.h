@@ -27,6 +27,8 @@ void pg_f32_gemv_c(size_t N, size_t K, const float *x, const float *B, size_t ld
                    const float *bias, float *y);
 void pg_f32_gemv_4row_avx2_fma3(size_t N, size_t K, const float *x, const float *B, size_t ldb,
                                 const float *bias, float *y);
+void pg_f32_gemv_4row_avx512f(size_t N, size_t K, const float *x, const float *B, size_t ldb,
+                              const float *bias, float *y);
 void pg_f32_gemv_4row_neon(size_t N, size_t K, const float *x, const float *B, size_t ldb,
                            const float *bias, float *y);
 

@@ -3,6 +3,10 @@
 
 static const pg_variant variants[] = {
 #if defined(__x86_64__)
+    { "f32_gemv_4row_avx512f", "avx512",
+      PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | PG_CPU_AVX2 |
+          PG_CPU_FMA,
+      (const void *)pg_f32_gemv_4row_avx512f, NULL },
     { "f32_gemv_4row_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
       (const void *)pg_f32_gemv_4row_avx2_fma3, NULL },
 #endif
