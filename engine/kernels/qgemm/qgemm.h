@@ -33,6 +33,7 @@ typedef void (*pg_qgemm_fn)(size_t M, size_t N, size_t K, const void *W, size_t 
 
 PG_QGEMM_DECLARE_ALL(c)
 PG_QGEMM_DECLARE_ALL(4x1_avx2)
+PG_QGEMM_DECLARE_ALL(4x1_avxvnni)
 PG_QGEMM_DECLARE_ALL(4x1_neon)
 PG_QGEMM_DECLARE_ALL(4x1_dotprod)
 

@@ -5,8 +5,10 @@
 
 #define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_F16C)
 
-#if defined(__x86_64__) && defined(PG_QGEMM_ASM)
+#if defined(__x86_64__)
 #define ASM_ROWS(t)                                                                       \
+    { "q" #t "_gemm_4x1_avxvnni", "avxvnni", X86_AVX2 | PG_CPU_AVXVNNI,                   \
+      (const void *)pg_q##t##_gemm_4x1_avxvnni, NULL },                                   \
     { "q" #t "_gemm_4x1_avx2", "avx2", X86_AVX2, (const void *)pg_q##t##_gemm_4x1_avx2, NULL },
 #elif defined(__aarch64__) && defined(PG_QGEMM_ASM)
 #define ASM_ROWS(t)                                                                       \
