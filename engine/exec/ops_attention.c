@@ -44,9 +44,8 @@ typedef struct attn_geom {
     size_t slot_bytes;
 } attn_geom;
 
-static void geometry(int64_t Sk, int64_t D, int64_t Dv, attn_geom *g)
+static void geometry(const pg_sgemm_params *p, int64_t Sk, int64_t D, int64_t Dv, attn_geom *g)
 {
-    const pg_sgemm_params *p = pg_op_select(&pg_op_sgemm)->params;
     g->nr = (size_t)p->nr;
     g->mr = (size_t)p->mr;
     g->lds = up((size_t)Sk ? (size_t)Sk : 1, 16);
@@ -62,13 +61,19 @@ static void geometry(int64_t Sk, int64_t D, int64_t Dv, attn_geom *g)
 
 size_t pg_attention_scratch_bytes(const pg_tensor *q, const pg_tensor *v, int threads)
 {
-    attn_geom g;
-    geometry(v->shape[2], q->shape[3], v->shape[3], &g);
+    /* sized for the widest variant of the table, so a model still runs
+     * when the CPU mask changes the dispatched kernel after compiling */
+    size_t slot = 0;
+    for (int i = 0; i < pg_op_sgemm.count; i++) {
+        attn_geom g;
+        geometry(pg_op_sgemm.variants[i].params, v->shape[2], q->shape[3], v->shape[3], &g);
+        slot = g.slot_bytes > slot ? g.slot_bytes : slot;
+    }
     int64_t pairs = q->shape[0] * q->shape[1];
     size_t slots = threads > 1 ? (size_t)threads : 1;
     if ((int64_t)slots > pairs)
         slots = pairs > 0 ? (size_t)pairs : 1;
-    return slots * g.slot_bytes + 64;
+    return slots * slot + 64;
 }
 
 typedef struct attn_job {
@@ -210,7 +215,7 @@ pg_status pg_exec_attention(pg_kctx *k)
     j->Sk = v->shape[2];
     j->Dv = v->shape[3];
     j->scale = pg_ir_attr_float(k->node, "scale", 1.0f / sqrtf((float)j->D));
-    geometry(j->Sk, j->D, j->Dv, &j->g);
+    geometry(pg_op_select(&pg_op_sgemm)->params, j->Sk, j->D, j->Dv, &j->g);
     j->pairs = (size_t)(B * j->H);
     if (j->pairs == 0 || j->Sq == 0 || j->Dv == 0)
         return PG_OK;
