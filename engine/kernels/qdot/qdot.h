@@ -12,8 +12,11 @@
  *   q8_1: f16 d, f16 s, int8 q[32]               (36)
  *   q4_0: f16 d, uint8 nibbles[16]               (18; j low nibble, j+16 high)
  *   q4_1: f16 d, f16 m, uint8 nibbles[16]        (20; j low nibble, j+16 high)
- * The C references here are the oracle for the assembly variants to come;
- * each op has its own variant table (C reference last). */
+ * The C references here are the oracle for the assembly variants; each op
+ * has its own variant table (C reference last).  The quantisers have
+ * AVX2 and NEON variants, byte-exact with the reference; the products over
+ * whole matrices are qgemv/ and qgemm/ (the single dot products here stay
+ * C only: they are the formula those kernels are checked against). */
 #ifndef PG_KERNELS_QDOT_H
 #define PG_KERNELS_QDOT_H
 
@@ -28,6 +31,10 @@ typedef void (*pg_vec_dot_fn)(size_t n, const void *w, const void *a, float *s);
 
 void pg_quantize_row_q8_0_c(size_t n, const float *x, void *y);
 void pg_quantize_row_q8_1_c(size_t n, const float *x, void *y);
+void pg_quantize_row_q8_0_avx2(size_t n, const float *x, void *y);
+void pg_quantize_row_q8_1_avx2(size_t n, const float *x, void *y);
+void pg_quantize_row_q8_0_neon(size_t n, const float *x, void *y);
+void pg_quantize_row_q8_1_neon(size_t n, const float *x, void *y);
 void pg_vec_dot_q8_0_q8_0_c(size_t n, const void *w, const void *a, float *s);
 void pg_vec_dot_q4_0_q8_0_c(size_t n, const void *w, const void *a, float *s);
 void pg_vec_dot_q4_1_q8_1_c(size_t n, const void *w, const void *a, float *s);
