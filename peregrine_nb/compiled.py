@@ -23,8 +23,11 @@ class CompiledModel:
 
     def __init__(self, graph: Graph, level: int, disable: Iterable[str], threads: int | None,
                  planner: str) -> None:
+        self.graph = graph              # kept so a viewer can recompile (another planner)
         self.level = level
         self.planner = planner
+        self.disable = list(disable)
+        self.threads = threads
         opts = ffi.new("pg_compile_options *")
         opts.level = level
         self._disabled = ffi.new("char[]", ",".join(disable).encode())

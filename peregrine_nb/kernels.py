@@ -316,6 +316,19 @@ def measure_peak(threads: int = 1) -> dict[str, float]:
 
 # ---- racing variants --------------------------------------------------------------
 
+# What benchmark() can run, with a default shape and what the numbers mean.
+BENCH_SHAPES = {
+    "sgemm": ("256x256x256, 128x384x384", "M x N x K"),
+    "gemv": ("4096x4096, 384x384", "N x K"),
+    "softmax": ("128x128, 512x512", "rows x cols"),
+    "layernorm": ("128x384", "rows x cols"),
+    "rmsnorm": ("128x576", "rows x cols"),
+    **{t: ("65536", "n") for t in ("vexp", "sigmoid", "silu", "tanh", "gelu_erf", "gelu_tanh",
+                                   "vadd", "vmul")},
+}
+BENCH_OPS = tuple(BENCH_SHAPES)
+
+
 def _median_seconds(fn: Callable[[], object], repeat: int, min_time: float) -> float:
     fn()  # warm up: page in, pack, fill caches
     t0 = time.perf_counter()

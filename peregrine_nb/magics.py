@@ -202,12 +202,10 @@ class PeregrineMagics(Magics):
                 g = self._lookup(graph_name)
                 if not isinstance(g, Graph):
                     raise UsageError(f"--graph {graph_name}: a {type(g).__name__}, not a Graph")
-                obj._nb_graph = g
+                obj.graph = g
             return obj
         if isinstance(obj, Graph):
-            m = pg_compile(obj)
-            m._nb_graph = obj
-            return m
+            return pg_compile(obj)
         raise UsageError(f"{name} is a {type(obj).__name__}, not a compiled model or a Graph")
 
     @staticmethod
@@ -215,12 +213,7 @@ class PeregrineMagics(Magics):
         from .compiled import compile as pg_compile
 
         disable = [p.strip() for p in args.disable.split(",") if p.strip()]
-        m = pg_compile(graph, level=args.level, disable=disable, threads=args.threads, planner=args.planner)
-        try:
-            m._nb_graph = graph  # the viewers recompile from it (the planner switch)
-        except AttributeError:
-            pass
-        return m
+        return pg_compile(graph, level=args.level, disable=disable, threads=args.threads, planner=args.planner)
 
     # -- commands ---------------------------------------------------------------------
     def _cpu(self, args, cell):

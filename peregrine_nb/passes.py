@@ -64,6 +64,17 @@ class PassEntry:
         """Op type -> how many nodes of it the graph has after this pass."""
         return Counter(n.op for n in self.nodes)
 
+    def _repr_html_(self) -> str:
+        state = "ran" if self.ran else ("switched off" if not self.enabled else "did not run")
+        head = (f"<b>{html.escape(self.name)}</b> (level {self.level}, {state}, {self.ms:.2f} ms): "
+                f"{html.escape(self.description)}<br>{len(self.nodes)} nodes after it: "
+                + ", ".join(f"{html.escape(op)} x{n}" for op, n in sorted(self.op_counts().items())))
+        rows = "".join(f"<tr><td>{c.kind}</td><td>{html.escape(c.node)}</td><td>{html.escape(c.op)}</td>"
+                       f"<td style='text-align:left'>{html.escape(c.reason)}</td></tr>" for c in self.changes)
+        table = ("<table><tr><th>change</th><th>node</th><th>op</th><th>why</th></tr>" + rows + "</table>"
+                 if rows else "<br>no changes")
+        return head + table
+
 
 class PassLog(list):
     """A list of :class:`PassEntry`, with lookup by pass name."""

@@ -247,7 +247,7 @@ def test_passes_and_memory_open_viewers(ip):
     assert isinstance(s, FusionStepper) and ip.user_ns["stepper"] is s
     v = line(ip, "memory pm")
     assert isinstance(v, MemoryViewer)
-    ip.user_ns["gg"] = ip.user_ns["pm"]._nb_graph
+    ip.user_ns["gg"] = ip.user_ns["pm"].graph
     assert isinstance(line(ip, "passes gg"), FusionStepper)  # a Graph compiles first
     # a model compiled in Python, with its graph named: the planner menu works
     ip.user_ns["plain"] = pg.compile(ip.user_ns["gg"])

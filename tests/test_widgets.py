@@ -179,13 +179,15 @@ def test_memory_viewer_hover_and_figure(block):
     assert "text/html" in v._repr_mimebundle_()
 
 
-def test_memory_viewer_without_source_graph_cannot_switch():
+def test_memory_viewer_recompiles_from_the_models_own_graph():
+    # a CompiledModel keeps the Graph it came from, so no graph need be passed
     g = transformer_block(seq=4, hidden=16, heads=2)
     m = pg.compile(g)
     v = MemoryViewer(m)
-    assert v.dropdown.disabled
-    with pytest.raises(ValueError):
-        v.set_planner("naive")
+    assert not v.dropdown.disabled
+    v.set_planner("naive")
+    assert v.model.memory_stats["planner"] == "naive"
+    assert v.model.memory_stats["arena"] >= m.memory_stats["arena"]
 
 
 # ---- the kernel comparison ----------------------------------------------------------------

@@ -174,7 +174,7 @@ static void check_unary(const unary_spec *s)
                 total += n;
             }
         }
-        check_specials(s, (pg_f32_unary_fn)op->variants[v].fn);
+        check_specials(s, (pg_f32_unary_fn)checkasm_variant_fn(op, v));
         if (s->absx > 0)
             printf("      %-24s max error %.2f ulp (x >= 0), %.2f * 2^-24 |x| (x < 0); "
                    "C reference %.2f ulp, %.2f * 2^-24 |x|; %zu inputs\n",

@@ -169,9 +169,5 @@ def snapshots(model, graph=None) -> list[PassSnapshot]:
 
 
 def source_graph(model):
-    """The Graph a model was compiled from, when it was kept."""
-    for attr in ("graph", "_graph", "source_graph", "_nb_graph"):
-        g = getattr(model, attr, None)
-        if g is not None and hasattr(g, "_g"):
-            return g
-    return None
+    """The Graph a model was compiled from (CompiledModel keeps it)."""
+    return getattr(model, "graph", None)

@@ -14,14 +14,14 @@ from typing import Any, Sequence
 from .. import kernels
 from ._display import Viewer, esc
 
-DEFAULT_SHAPES = {"sgemm": "256x256x256, 64x1024x1024", "gemv": "4096x4096, 1024x4096"}
-SHAPE_HELP = {"sgemm": "M x N x K", "gemv": "N x K"}
+DEFAULT_SHAPES = {op: shape for op, (shape, _) in kernels.BENCH_SHAPES.items()}
+SHAPE_HELP = {op: help_ for op, (_, help_) in kernels.BENCH_SHAPES.items()}
 _PALETTE = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 
 
 def bench_ops() -> list[str]:
     """Ops kernels.benchmark knows how to run, in table order."""
-    known = getattr(kernels, "BENCH_OPS", None) or ("sgemm", "gemv")
+    known = kernels.BENCH_OPS
     return [op for op in kernels.ops() if op in known]
 
 

@@ -19,19 +19,6 @@ _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#
             "#7f7f7f", "#bcbd22", "#17becf"]
 
 
-def _disabled_of(model) -> list[str]:
-    d = getattr(model, "disable", None)
-    if d is None:
-        raw = getattr(model, "_disabled", None)
-        if raw is not None:
-            from .._lib import ffi
-
-            d = ffi.string(raw).decode()
-    if isinstance(d, str):
-        return [p for p in d.split(",") if p]
-    return list(d or [])
-
-
 class MemoryViewer(Viewer):
     """See the module docstring.  ``graph`` is the source Graph, needed to
     recompile with another planner (found on the model when it was kept)."""
@@ -88,11 +75,7 @@ class MemoryViewer(Viewer):
             from ..compiled import compile as pg_compile
 
             self.models[planner] = pg_compile(self.graph, level=self.model.level,
-                                              disable=_disabled_of(self.model), planner=planner)
-            try:
-                self.models[planner]._nb_graph = self.graph
-            except AttributeError:
-                pass
+                                              disable=self.model.disable, planner=planner)
         self.model = self.models[planner]
         if self.dropdown.value != planner:
             self.dropdown.value = planner  # re-enters through observe; harmless
