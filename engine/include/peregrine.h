@@ -647,6 +647,97 @@ PG_API pg_status pg_quantize_activations(int type, const float *x, void *out, in
 PG_API pg_status pg_qdot(int variant, int wtype, int64_t n, const void *w, const void *a,
                          float *out);
 
+/* ---- LLM: a Llama-architecture decoder from a GGUF file --------------- */
+/*
+ * Loads a GGUF model of architecture "llama" (SmolLM2, TinyLlama, ...) with
+ * q4_1 / q8_0 weights, used in place from the mapped file.  Everything a
+ * run needs (KV cache of n_ctx positions, activations for a batch of up to
+ * max_batch tokens, logits) is one arena allocated at load: evaluating
+ * tokens allocates nothing.
+ *
+ *   pg_llm *m; pg_llm_load("model.gguf", NULL, &m);
+ *   pg_tokenize(pg_llm_tokenizer(m), text, len, 0, 1, ids, cap, &n);
+ *   pg_llm_eval(m, ids, n, NULL, 0);              prefill: logits of the last token
+ *   pg_sampler *s; pg_sampler_new(&params, pg_llm_vocab(m), &s);
+ *   pg_llm_decode_next(m, s, &tok);               sample, then evaluate tok
+ */
+typedef struct pg_llm pg_llm;
+
+typedef struct pg_llm_options {
+    int threads;              /* 0 = pg_get_num_threads() */
+    int n_ctx;                /* KV cache positions; 0 = min(2048, trained context) */
+    int max_batch;            /* tokens per forward pass; 0 = 256 (longer inputs run in chunks) */
+} pg_llm_options;
+
+typedef struct pg_llm_info {
+    const char *arch;         /* "llama" */
+    const char *name;         /* general.name, "" if none */
+    int n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab;
+    int n_ctx;                /* the KV cache's positions */
+    int n_ctx_train;          /* the context the model was trained for */
+    int max_batch, threads;
+    int n_past;               /* tokens in the KV cache now */
+    float rope_base, norm_eps;
+    int bos, eos;             /* -1 where the file names none */
+    uint64_t weight_bytes;    /* bytes of weights one decoded token reads */
+    uint64_t arena_bytes;     /* the activation + KV arena */
+    int n_steps;              /* steps in the planned forward pass */
+    double prefill_tps;       /* tokens/s of the evaluations since the last reset: */
+    double decode_tps;        /* batches of >1 token (prefill) and single tokens (decode) */
+} pg_llm_info;
+
+/* options NULL = defaults.  PG_ERR_UNSUPPORTED for another architecture or
+ * weight types other than q4_1 / q8_0 (f32 norms). */
+PG_API pg_status pg_llm_load(const char *path, const pg_llm_options *options, pg_llm **out);
+PG_API void pg_llm_free(pg_llm *m);
+PG_API pg_status pg_llm_get_info(const pg_llm *m, pg_llm_info *out);
+PG_API int32_t pg_llm_vocab(const pg_llm *m);
+/* The model's tokenizer (owned by the model). */
+PG_API const pg_tokenizer *pg_llm_tokenizer(const pg_llm *m);
+/* Empty the KV cache (n_past = 0) and the speed counters. */
+PG_API pg_status pg_llm_reset(pg_llm *m);
+/* Run ids[0..n) at positions n_past.. and append them to the cache.
+ * logits: NULL, or n_vocab floats for the last token (all = 0), or
+ * n * n_vocab floats, one row per token (all = 1).  The last token's logits
+ * are also kept (pg_llm_logits).  PG_ERR_SHAPE if the cache would overflow,
+ * PG_ERR_INVALID_ARG for an id outside the vocabulary. */
+PG_API pg_status pg_llm_eval(pg_llm *m, const int32_t *ids, size_t n, float *logits, int all);
+/* The last evaluated token's logits (n_vocab floats, owned by the model). */
+PG_API const float *pg_llm_logits(const pg_llm *m);
+
+/* Sampling, with llama.cpp's semantics and order: repetition penalty on the
+ * logits of tokens among the last repeat_last_n accepted (a positive logit
+ * divided by the penalty, a negative one multiplied), then top-k, then
+ * top-p (on the softmax of the penalised logits), then temperature and a
+ * draw.  temperature <= 0 is greedy (argmax, lowest id on ties) after the
+ * penalty.  The random numbers come from splitmix64 seeded with `seed`
+ * (a 53-bit uniform double per draw), so a seed reproduces a run here, not
+ * llama.cpp's (which uses mt19937). */
+typedef struct pg_sampler_params {
+    float temperature;        /* <= 0: greedy */
+    int top_k;                /* <= 0: off */
+    float top_p;              /* >= 1: off */
+    float repeat_penalty;     /* 1: off */
+    int repeat_last_n;        /* tokens of history the penalty looks at */
+    uint64_t seed;
+} pg_sampler_params;
+
+typedef struct pg_sampler pg_sampler;
+
+/* Fills the defaults: temperature 0.8, top_k 40, top_p 0.95, penalty 1.0 over 64, seed 0. */
+PG_API void pg_sampler_default_params(pg_sampler_params *p);
+PG_API pg_status pg_sampler_new(const pg_sampler_params *p, int32_t n_vocab, pg_sampler **out);
+PG_API void pg_sampler_free(pg_sampler *s);
+/* Forget the history and reseed. */
+PG_API pg_status pg_sampler_reset(pg_sampler *s);
+/* Add a token to the history the repetition penalty looks at. */
+PG_API pg_status pg_sampler_accept(pg_sampler *s, int32_t token);
+/* Draw a token from n_vocab logits (not modified).  Does not accept it. */
+PG_API pg_status pg_sample(pg_sampler *s, const float *logits, int32_t *token);
+/* One decode step: sample from the last logits, accept the token into s,
+ * evaluate it (so the next logits are ready) and return it. */
+PG_API pg_status pg_llm_decode_next(pg_llm *m, pg_sampler *s, int32_t *token);
+
 /* ---- Quantised: GEMV / GEMM on GGUF weight blocks --------------------- */
 /*
  * The LLM decode (GEMV) and prefill (GEMM) products on weights as a GGUF

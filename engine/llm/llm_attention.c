@@ -1,0 +1,110 @@
+/* llm_attention.c - RoPE, the KV cache and grouped-query attention.
+ *
+ * RoPE is ggml's "normal" mode (LLAMA_ROPE_TYPE_NORM), the one llama.cpp
+ * uses for the llama architecture: adjacent pairs (x[2i], x[2i+1]) of each
+ * head rotate by pos * base^(-2i/d).  The GGUF converter permuted the Q and
+ * K weight rows so that this pairing equals the Hugging Face "rotate half"
+ * form of the original checkpoint; the rows are used as stored.  The angle
+ * table is built at load the way ggml builds its cache (theta starts at pos
+ * and is multiplied by base^(-2/d) per pair, in float), so the rotations are
+ * the same numbers llama.cpp uses.
+ *
+ * Query head h reads KV head h / (n_head / n_head_kv) (ggml's broadcast).
+ * Keys and values are kept in f32, [layer][pos][n_head_kv * head_dim]. */
+#include <math.h>
+#include <string.h>
+
+#include "../core/threadpool.h"
+#include "../kernels/softmax/softmax.h"
+#include "llm.h"
+
+void llm_rope_table(pg_llm *m)
+{
+    int half = m->hp.head_dim / 2;
+    float theta_scale = powf(m->hp.rope_base, -2.0f / (float)m->hp.head_dim);
+    for (int p = 0; p < m->n_ctx; p++) {
+        float theta = (float)p;
+        for (int i = 0; i < half; i++) {
+            m->rope_cos[(size_t)p * half + i] = cosf(theta);
+            m->rope_sin[(size_t)p * half + i] = sinf(theta);
+            theta *= theta_scale;
+        }
+    }
+}
+
+static void rope_row(float *x, int heads, int hd, const float *c, const float *s)
+{
+    for (int h = 0; h < heads; h++) {
+        float *v = x + (size_t)h * hd;
+        for (int i = 0; i < hd / 2; i++) {
+            float x0 = v[2 * i], x1 = v[2 * i + 1];
+            v[2 * i] = x0 * c[i] - x1 * s[i];
+            v[2 * i + 1] = x0 * s[i] + x1 * c[i];
+        }
+    }
+}
+
+void llm_rope_store(pg_llm *m, int layer)
+{
+    const llm_hparams *hp = &m->hp;
+    size_t qd = (size_t)hp->n_head * hp->head_dim, kd = (size_t)hp->n_head_kv * hp->head_dim;
+    int half = hp->head_dim / 2;
+    float *kc = m->k_cache + (size_t)layer * m->n_ctx * kd;
+    float *vc = m->v_cache + (size_t)layer * m->n_ctx * kd;
+    for (int i = 0; i < m->run_n; i++) {
+        size_t pos = (size_t)(m->run_pos + i);
+        const float *c = m->rope_cos + pos * half, *s = m->rope_sin + pos * half;
+        rope_row(m->q + i * qd, hp->n_head, hp->head_dim, c, s);
+        rope_row(m->k + i * kd, hp->n_head_kv, hp->head_dim, c, s);
+        memcpy(kc + pos * kd, m->k + i * kd, kd * sizeof(float));
+        memcpy(vc + pos * kd, m->v + i * kd, kd * sizeof(float));
+    }
+}
+
+typedef struct att_ctx {
+    pg_llm *m;
+    const float *kc, *vc;
+    pg_f32_softmax_fn softmax;
+} att_ctx;
+
+/* One query head over every token of the batch. */
+static void att_task(void *p, size_t h)
+{
+    const att_ctx *c = p;
+    pg_llm *m = c->m;
+    const llm_hparams *hp = &m->hp;
+    int hd = hp->head_dim;
+    size_t qd = (size_t)hp->n_head * hd, kd = (size_t)hp->n_head_kv * hd;
+    size_t kvh = h / (size_t)(hp->n_head / hp->n_head_kv);
+    float *sc = m->scores + h * (size_t)m->n_ctx;
+    float scale = 1.0f / sqrtf((float)hd);
+    for (int i = 0; i < m->run_n; i++) {
+        int n_kv = m->run_pos + i + 1;
+        const float *q = m->q + i * qd + h * hd;
+        for (int j = 0; j < n_kv; j++) {
+            const float *k = c->kc + (size_t)j * kd + kvh * hd;
+            float s = 0.0f;
+            for (int d = 0; d < hd; d++)
+                s += q[d] * k[d];
+            sc[j] = s;
+        }
+        c->softmax((size_t)n_kv, sc, scale, NULL, sc);
+        float *o = m->att + i * qd + h * hd;
+        memset(o, 0, (size_t)hd * sizeof(float));
+        for (int j = 0; j < n_kv; j++) {
+            const float *v = c->vc + (size_t)j * kd + kvh * hd;
+            float pj = sc[j];
+            for (int d = 0; d < hd; d++)
+                o[d] += pj * v[d];
+        }
+    }
+}
+
+void llm_attention(pg_llm *m, int layer)
+{
+    size_t kd = (size_t)m->hp.n_head_kv * m->hp.head_dim;
+    att_ctx c = { m, m->k_cache + (size_t)layer * m->n_ctx * kd,
+                  m->v_cache + (size_t)layer * m->n_ctx * kd,
+                  (pg_f32_softmax_fn)pg_op_select(&pg_op_softmax)->fn };
+    pg_parallel_for((size_t)m->hp.n_head, att_task, &c, m->threads);
+}

@@ -1,0 +1,154 @@
+/* llm_forward.c - runs the planned step list over a batch of tokens, and
+ * the public evaluation calls built on it.
+ *
+ * A batch of n tokens (1 <= n <= max_batch) at positions n_past.. goes
+ * through every step at once: the matrix products see n rows (the GEMM
+ * form; the GEMV form when n = 1) and attention reads the cache up to each
+ * token's own position (causal).  Longer inputs run as several batches.
+ * Nothing here allocates. */
+#include <string.h>
+#include <time.h>
+
+#include "../core/error.h"
+#include "../kernels/rmsnorm/rmsnorm.h"
+#include "../kernels/silu/silu.h"
+#include "../kernels/vadd/vadd.h"
+#include "../kernels/vmul/vmul.h"
+#include "llm.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void run_step(pg_llm *m, const llm_step *s, pg_f32_rmsnorm_fn rmsnorm,
+                     pg_f32_silu_fn silu, pg_f32_vadd_fn vadd, pg_f32_vmul_fn vmul)
+{
+    size_t n = (size_t)m->run_n;
+    switch (s->kind) {
+    case LLM_EMBED:
+        for (size_t i = 0; i < n; i++)
+            pg_dequantize(s->w->type, s->w->data + (size_t)m->ids[i] * s->w->row_bytes,
+                          s->out + i * s->cols, (int64_t)s->cols);
+        break;
+    case LLM_RMSNORM:
+        for (size_t i = 0; i < n; i++)
+            rmsnorm(s->cols, s->in + i * s->cols, s->gamma, m->hp.norm_eps, s->out + i * s->cols);
+        break;
+    case LLM_QUANT:
+        llm_quantize_rows(s->act_type, n, s->cols, s->in, s->act);
+        break;
+    case LLM_MATMUL:
+        llm_matmul(s->w, n, s->act, s->out, s->cols, m->threads);
+        break;
+    case LLM_ROPE_STORE:
+        llm_rope_store(m, s->layer);
+        break;
+    case LLM_ATTENTION:
+        llm_attention(m, s->layer);
+        break;
+    case LLM_ADD:
+        vadd(n * s->cols, s->out, s->in, s->out);
+        break;
+    case LLM_SWIGLU:
+        silu(n * s->cols, s->out, s->out);
+        vmul(n * s->cols, s->out, s->in, s->out);
+        break;
+    case LLM_HEAD: {
+        if (!m->run_logits)
+            break;
+        size_t r0 = (size_t)m->run_head_row0;
+        llm_quantize_rows(s->act_type, n - r0, s->cols, s->in + r0 * s->cols, s->act);
+        llm_matmul(s->w, n - r0, s->act, m->run_logits, s->w->N, m->threads);
+        break;
+    }
+    }
+}
+
+/* One batch through every step. */
+static void forward(pg_llm *m)
+{
+    pg_f32_rmsnorm_fn rmsnorm = (pg_f32_rmsnorm_fn)pg_op_select(&pg_op_rmsnorm)->fn;
+    pg_f32_silu_fn silu = (pg_f32_silu_fn)pg_op_select(&pg_op_silu)->fn;
+    pg_f32_vadd_fn vadd = (pg_f32_vadd_fn)pg_op_select(&pg_op_vadd)->fn;
+    pg_f32_vmul_fn vmul = (pg_f32_vmul_fn)pg_op_select(&pg_op_vmul)->fn;
+    for (int i = 0; i < m->n_steps; i++)
+        run_step(m, &m->steps[i], rmsnorm, silu, vadd, vmul);
+}
+
+pg_status pg_llm_eval(pg_llm *m, const int32_t *ids, size_t n, float *logits, int all)
+{
+    pg_clear_error();
+    if (!m || (!ids && n))
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_eval: m or ids is NULL");
+    if (n == 0)
+        return PG_OK;
+    if (n > (size_t)(m->n_ctx - m->n_past))
+        return pg_fail(PG_ERR_SHAPE, "pg_llm_eval: %zu tokens after %d do not fit the context "
+                       "of %d", n, m->n_past, m->n_ctx);
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= m->hp.n_vocab)
+            return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_eval: token %zu is %d, outside the "
+                           "vocabulary of %d", i, ids[i], m->hp.n_vocab);
+    size_t V = (size_t)m->hp.n_vocab;
+    double t0 = now_s();
+    for (size_t done = 0; done < n;) {
+        size_t b = n - done < (size_t)m->max_batch ? n - done : (size_t)m->max_batch;
+        int last = done + b == n;
+        memcpy(m->ids, ids + done, b * sizeof(int32_t));
+        m->run_n = (int)b;
+        m->run_pos = m->n_past;
+        if (all && logits) {
+            m->run_logits = logits + done * V;
+            m->run_head_row0 = 0;
+        } else {
+            m->run_logits = last ? m->logits : NULL;
+            m->run_head_row0 = (int)b - 1;
+        }
+        forward(m);
+        m->n_past += (int)b;
+        done += b;
+    }
+    if (all && logits)
+        memcpy(m->logits, logits + (n - 1) * V, V * sizeof(float));
+    else if (logits)
+        memcpy(logits, m->logits, V * sizeof(float));
+    double dt = now_s() - t0;
+    if (n == 1) {
+        m->t_decode_s += dt;
+        m->n_decode += 1;
+    } else {
+        m->t_prefill_s += dt;
+        m->n_prefill += (int64_t)n;
+    }
+    return PG_OK;
+}
+
+const float *pg_llm_logits(const pg_llm *m) { return m ? m->logits : NULL; }
+
+pg_status pg_llm_reset(pg_llm *m)
+{
+    if (!m)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_reset: m is NULL");
+    m->n_past = 0;
+    m->t_prefill_s = m->t_decode_s = 0.0;
+    m->n_prefill = m->n_decode = 0;
+    return PG_OK;
+}
+
+pg_status pg_llm_decode_next(pg_llm *m, pg_sampler *s, int32_t *token)
+{
+    if (!m || !s || !token)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_decode_next: m, s or token is NULL");
+    if (m->n_past == 0)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_decode_next: nothing evaluated yet "
+                       "(prefill the prompt first)");
+    pg_status st = pg_sample(s, m->logits, token);
+    if (!st)
+        st = pg_sampler_accept(s, *token);
+    if (!st)
+        st = pg_llm_eval(m, token, 1, NULL, 0);
+    return st;
+}
