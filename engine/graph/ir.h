@@ -61,8 +61,9 @@
  *                 out: O [B, H, Sq, Dv] = softmax(scale * Q.K^T + mask) . V
  *                 attrs: scale (float, default 1/sqrt(D)), k_transposed (int,
  *                        default 0), causal (int, default 0)
- *                 Computed a tile of query rows at a time with an online
- *                 softmax: the full [Sq, Sk] score matrix never exists.
+ *                 Computed a tile of query rows x all keys at a time
+ *                 (SGEMM microkernel, softmax kernel; engine/exec/
+ *                 ops_attention.c): the full [Sq, Sk] matrix never exists.
  *   LayerNormalization (ONNX): in X, scale, bias (optional);
  *                 attrs axis (default -1), epsilon (default 1e-5).
  *                 "LayerNorm" is accepted as an alias of the op type.
