@@ -215,7 +215,8 @@ PG_API pg_status pg_graph_check(pg_graph *g);
 typedef struct pg_compile_options {
     int level;                /* 0 none, 1 basic, 2 extended (fusions), 3 + layout */
     const char *disabled;     /* comma-separated pass names to skip, or NULL */
-    int threads;              /* 0 = the default (pg_get_num_threads) */
+    int threads;              /* 0 = the default (pg_get_num_threads, read at compile time:
+                                 per-thread scratch is planned for it) */
     const char *planner;      /* "greedy_by_size" (default), "greedy_by_first_use", "naive" */
 } pg_compile_options;
 
