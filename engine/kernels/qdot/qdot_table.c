@@ -6,7 +6,7 @@ static const pg_variant quantize_q8_0[] = {
 #if defined(__x86_64__)
     { "quantize_q8_0_avx2", "avx2", PG_CPU_AVX2 | PG_CPU_F16C,
       (const void *)pg_quantize_row_q8_0_avx2, NULL },
-#elif defined(__aarch64__) && defined(PG_QUANT_NEON)
+#elif defined(__aarch64__)
     { "quantize_q8_0_neon", "neon", PG_CPU_NEON, (const void *)pg_quantize_row_q8_0_neon, NULL },
 #endif
     { "quantize_q8_0_c", "c", 0, (const void *)pg_quantize_row_q8_0_c, NULL },
@@ -15,7 +15,7 @@ static const pg_variant quantize_q8_1[] = {
 #if defined(__x86_64__)
     { "quantize_q8_1_avx2", "avx2", PG_CPU_AVX2 | PG_CPU_F16C,
       (const void *)pg_quantize_row_q8_1_avx2, NULL },
-#elif defined(__aarch64__) && defined(PG_QUANT_NEON)
+#elif defined(__aarch64__)
     { "quantize_q8_1_neon", "neon", PG_CPU_NEON, (const void *)pg_quantize_row_q8_1_neon, NULL },
 #endif
     { "quantize_q8_1_c", "c", 0, (const void *)pg_quantize_row_q8_1_c, NULL },

@@ -10,7 +10,7 @@
     { "q" #t "_gemm_4x1_avxvnni", "avxvnni", X86_AVX2 | PG_CPU_AVXVNNI,                   \
       (const void *)pg_q##t##_gemm_4x1_avxvnni, NULL },                                   \
     { "q" #t "_gemm_4x1_avx2", "avx2", X86_AVX2, (const void *)pg_q##t##_gemm_4x1_avx2, NULL },
-#elif defined(__aarch64__) && defined(PG_QGEMM_ASM)
+#elif defined(__aarch64__)
 #define ASM_ROWS(t)                                                                       \
     { "q" #t "_gemm_4x1_dotprod", "dotprod", PG_CPU_NEON | PG_CPU_DOTPROD,                \
       (const void *)pg_q##t##_gemm_4x1_dotprod, NULL },                                   \

@@ -12,7 +12,7 @@
     { "q" #t "_gemv_4row_avxvnni", "avxvnni", X86_AVX2 | PG_CPU_AVXVNNI,                  \
       (const void *)pg_q##t##_gemv_4row_avxvnni, NULL },                                  \
     { "q" #t "_gemv_4row_avx2", "avx2", X86_AVX2, (const void *)pg_q##t##_gemv_4row_avx2, NULL },
-#elif defined(__aarch64__) && defined(PG_QGEMV_ASM)
+#elif defined(__aarch64__)
 #define ASM_ROWS(t)                                                                       \
     { "q" #t "_gemv_4row_dotprod", "dotprod", PG_CPU_NEON | PG_CPU_DOTPROD,               \
       (const void *)pg_q##t##_gemv_4row_dotprod, NULL },                                  \
