@@ -1,11 +1,14 @@
 /* peregrine.c - the command-line tool.
  *
  *   peregrine info      the CPU, the dispatch level and the variant each op picks
+ *   peregrine run       generate text with a GGUF decoder (cmd_run.c)
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "peregrine.h"
+
+#include "cmd_run.h"
 
 static void print_bytes(const char *label, int bytes)
 {
@@ -51,8 +54,9 @@ static int cmd_info(void)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: peregrine info\n"
+    fprintf(f, "usage: peregrine info | peregrine run -m FILE -p PROMPT [-n N] [-t T] [--chat] ...\n"
                "  info   CPU features, caches, dispatch level and the kernel each op uses\n"
+               "  run    generate text with a GGUF model (peregrine run --help)\n"
                "environment: PEREGRINE_CPU_MASK=LEVEL restricts dispatch (c, avx2, neon, ...)\n");
 }
 
@@ -64,6 +68,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "info"))
         return cmd_info();
+    if (!strcmp(argv[1], "run"))
+        return cmd_run(argc, argv);
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(stdout);
         return 0;

@@ -4,21 +4,21 @@
  * activations are quantised once per step to the block type the weight's
  * dot product takes (q8_1 for q4_1, q8_0 for q8_0), exactly as ggml's CPU
  * backend does, so the products match llama.cpp's to the rounding of the
- * dot kernel.  The dot products come from the qdot variant tables.
+ * dot kernel.  The kernels come from the qgemv (one token: decode) and
+ * qgemm (a batch: prefill, each weight block widened once for four
+ * tokens) variant tables.
  *
- * Work is split over blocks of weight rows.  For one token (decode) a task
- * streams its rows once; for a batch (prefill) a task keeps its block of
- * rows (a few KiB) in L1 while it walks every token, so the weights are
- * read from memory once per batch, not once per token. */
+ * Work is split over blocks of weight rows, every task doing all tokens of
+ * its block, so the weights are read from memory once per batch. */
 #include "../core/threadpool.h"
 #include "../kernels/qdot/qdot.h"
+#include "../kernels/qgemm/qgemm.h"
+#include "../kernels/qgemv/qgemv.h"
 #include "llm.h"
 
-/* Rows of W per task: enough work to amortise the hand-out, small enough
- * to balance 2-16 threads on a 576-row matrix. */
-#define ROWS_PER_TASK 32
-/* Tokens walked per pass over a block of rows in the batch form. */
-#define TOKENS_PER_PASS 64
+/* Weight rows per task: a multiple of the kernels' 4 rows, large enough to
+ * amortise the hand-out, small enough to balance the threads. */
+#define MIN_ROWS_PER_TASK 16
 
 size_t llm_act_row_bytes(int act_type, size_t K)
 {
@@ -36,36 +36,50 @@ void llm_quantize_rows(int act_type, size_t M, size_t K, const float *x, void *a
 
 typedef struct mm_ctx {
     const llm_weight *W;
-    size_t M;
+    size_t M, rows;
     const uint8_t *act;
     size_t act_rb;
     float *out;
     size_t ldo;
-    pg_vec_dot_fn dot;
+    pg_qgemv_fn gemv;
+    pg_qgemm_fn gemm;
 } mm_ctx;
+
+static void mm_rows(const mm_ctx *c, size_t n0, size_t n1)
+{
+    const llm_weight *W = c->W;
+    if (c->M == 1)
+        c->gemv(n1 - n0, W->K, W->data + n0 * W->row_bytes, W->row_bytes, c->act, c->out + n0);
+    else
+        c->gemm(c->M, n1 - n0, W->K, W->data + n0 * W->row_bytes, W->row_bytes, c->act,
+                c->act_rb, c->out + n0, c->ldo);
+}
 
 static void mm_task(void *p, size_t task)
 {
     const mm_ctx *c = p;
-    const llm_weight *W = c->W;
-    size_t n0 = task * ROWS_PER_TASK;
-    size_t n1 = n0 + ROWS_PER_TASK < W->N ? n0 + ROWS_PER_TASK : W->N;
-    for (size_t m0 = 0; m0 < c->M; m0 += TOKENS_PER_PASS) {
-        size_t m1 = m0 + TOKENS_PER_PASS < c->M ? m0 + TOKENS_PER_PASS : c->M;
-        for (size_t n = n0; n < n1; n++) {
-            const uint8_t *w = W->data + n * W->row_bytes;
-            for (size_t m = m0; m < m1; m++)
-                c->dot(W->K, w, c->act + m * c->act_rb, &c->out[m * c->ldo + n]);
-        }
-    }
+    size_t n0 = task * c->rows;
+    size_t n1 = n0 + c->rows < c->W->N ? n0 + c->rows : c->W->N;
+    mm_rows(c, n0, n1);
 }
 
 void llm_matmul(const llm_weight *W, size_t M, const void *act, float *out, size_t ldo,
                 int threads)
 {
-    const pg_op *op = W->type == PG_GGML_Q4_1 ? &pg_op_qdot_q4_1_q8_1 : &pg_op_qdot_q8_0_q8_0;
-    mm_ctx c = { W, M, act, llm_act_row_bytes(W->act_type, W->K), out, ldo,
-                 (pg_vec_dot_fn)pg_op_select(op)->fn };
-    size_t tasks = (W->N + ROWS_PER_TASK - 1) / ROWS_PER_TASK;
-    pg_parallel_for(tasks, mm_task, &c, threads);
+    mm_ctx c = { W, M, 0, act, llm_act_row_bytes(W->act_type, W->K), out, ldo,
+                 (pg_qgemv_fn)pg_op_select(pg_qgemv_op(W->type))->fn,
+                 (pg_qgemm_fn)pg_op_select(pg_qgemm_op(W->type))->fn };
+    size_t nt = (size_t)pg_threads_resolve(threads);
+    if (nt <= 1 || W->N < 2 * MIN_ROWS_PER_TASK) {
+        mm_rows(&c, 0, W->N);
+        return;
+    }
+    /* four tasks per thread: the pool hands them out, so a busy core
+     * takes fewer; rows a multiple of 4 (the kernels' row tile) */
+    size_t rows = (W->N + 4 * nt - 1) / (4 * nt);
+    rows = (rows + 3) & ~(size_t)3;
+    if (rows < MIN_ROWS_PER_TASK)
+        rows = MIN_ROWS_PER_TASK;
+    c.rows = rows;
+    pg_parallel_for((W->N + rows - 1) / rows, mm_task, &c, (int)nt);
 }
