@@ -44,7 +44,9 @@ static void transpose_rows(void *ctx, int64_t r0, int64_t r1)
     for (int64_t row = r0; row < r1; row++) {
         int64_t off = 0, o = row * inner;
         for (int d = 0; d < r - 1; d++) off += idx[d] * j->st[d];
-        if (es == 4) {
+        if (is == 1) {   /* the innermost dim stays innermost: a row copy */
+            memcpy(j->Y + (size_t)o * es, j->X + (size_t)off * es, (size_t)inner * es);
+        } else if (es == 4) {
             const uint32_t *src = (const uint32_t *)j->X + off;
             uint32_t *dst = (uint32_t *)j->Y + o;
             for (int64_t c = 0; c < inner; c++) dst[c] = src[c * is];
