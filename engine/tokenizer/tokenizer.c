@@ -176,6 +176,8 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
 
     for (int b = 0; b < 256; b++)
         t->byte_utf8_len[b] = (uint8_t)pg_utf8_encode(pg_byte_to_cp((uint8_t)b), t->byte_utf8[b]);
+    for (uint32_t cp = 0; cp < 324; cp++)
+        t->cp_byte[cp] = (int16_t)pg_cp_to_byte(cp);
     return PG_OK;
 }
 
@@ -400,7 +402,7 @@ static size_t piece(const pg_tokenizer *t, int32_t id, int special, char *buf, s
             chunk--;
         size_t nc = pg_utf8_decode(s + i, chunk, cps);
         for (size_t c = 0; c < nc; c++) {
-            int b = pg_cp_to_byte(cps[c]);
+            int b = cps[c] < 324 ? t->cp_byte[cps[c]] : -1;
             uint8_t u[4];
             int nb = b >= 0 ? 1 : pg_utf8_encode(cps[c], u);
             if (b >= 0)

@@ -72,6 +72,7 @@ struct pg_tokenizer {
     int32_t         n_special;
     uint8_t         byte_utf8[256][2];   /* GPT-2 byte map, as UTF-8 */
     uint8_t         byte_utf8_len[256];
+    int16_t         cp_byte[324];        /* its inverse: code point -> byte, -1 */
 };
 
 /* Scratch for one encode call (grown as needed, freed at the end). */
