@@ -177,6 +177,13 @@ static int check_tiles(const pg_op *op, int v, bufs *b)
     return 1;
 }
 
+/* The driver's bigger shapes: K over several K blocks, and last, A taller
+ * than half of a 2 MiB L2 in one K block (2000 x 136 floats for NR = 32),
+ * which the driver runs by copying A tile by tile (one thread). */
+#define BIG_SHAPES                                                                   \
+    { { 64, 129, 300 }, { 13, 29, 1100 }, { 37, 50, 1000 }, { 100, 300, 777 },      \
+      { 8, 1536, 384 }, { 2000, 40, 400 } }
+
 /* one driver case through the public API, variant v */
 static int check_driver_case(int v, bufs *b, size_t M, size_t N, size_t K, int threads)
 {
@@ -206,8 +213,7 @@ static int check_driver_case(int v, bufs *b, size_t M, size_t N, size_t K, int t
 static int check_driver(int v, bufs *b)
 {
     static const size_t edge[] = { 0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33 };
-    static const size_t big[][3] = { { 64, 129, 300 }, { 13, 29, 1100 }, { 37, 50, 1000 },
-                                     { 100, 300, 777 }, { 8, 1536, 384 } };
+    static const size_t big[][3] = BIG_SHAPES;
     int small = checkasm_small();
     int n_edge = PG_COUNTOF(edge), n_big = small ? 2 : PG_COUNTOF(big);
     for (int threads = 1; threads <= 2; threads++) {
@@ -277,19 +283,33 @@ static void bench_driver(int v, size_t M, size_t N, size_t K, double peak1)
 void checkasm_check_sgemm(void)
 {
     const pg_op *op = &pg_op_sgemm;
-    size_t maxm = 100, maxn = 1536, maxk = 1000;
+    /* sizes of the largest case of each buffer: the edge shapes (up to
+     * 33 x 33 x 33), the tiles (MR <= 16, NR <= 32, k <= 131; the tile
+     * bench MR x 256 of A, 256 x NR packed) and BIG_SHAPES, strides padded
+     * by up to 8 */
+    static const size_t big[][3] = BIG_SHAPES;
+    size_t na = 16 * 256, nb = 131 * 33, nc = 33 * 41, nmn = 33 * 41, nmk = 33 * 131, maxn = 33;
+    for (int i = 0; i < PG_COUNTOF(big); i++) {
+        size_t M = big[i][0], N = big[i][1], K = big[i][2];
+        na = M * (K + 8) > na ? M * (K + 8) : na;
+        nb = K * N > nb ? K * N : nb;
+        nc = M * (N + 8) > nc ? M * (N + 8) : nc;
+        nmn = M * N > nmn ? M * N : nmn;
+        nmk = M * K > nmk ? M * K : nmk;
+        maxn = N > maxn ? N : maxn;
+    }
     bufs b;
-    b.A = checkasm_alloc_f32(maxm * (maxk + 8));
-    b.B = checkasm_alloc_f32(maxk * maxn);
+    b.A = checkasm_alloc_f32(na);
+    b.B = checkasm_alloc_f32(nb);
     b.bias = checkasm_alloc_f32(maxn);
-    b.C0 = checkasm_alloc_f32(maxm * (maxn + 8));
-    b.Cref = checkasm_alloc_f32(maxm * (maxn + 8));
-    b.tol = checkasm_alloc_f32(maxm * maxn);
-    b.dense = checkasm_alloc_f32(2 * maxm * maxn);
-    b.absA = checkasm_alloc_f32(maxm * maxk);
-    b.absB = checkasm_alloc_f32(maxk * maxn);
-    b.packed = checkasm_alloc_f32(maxk * 32);
-    b.cap = maxm * (maxn + 8);
+    b.C0 = checkasm_alloc_f32(nc);
+    b.Cref = checkasm_alloc_f32(nc);
+    b.tol = checkasm_alloc_f32(nmn);
+    b.dense = checkasm_alloc_f32(2 * nmn);
+    b.absA = checkasm_alloc_f32(nmk);
+    b.absB = checkasm_alloc_f32(nb);
+    b.packed = checkasm_alloc_f32(256 * 32);
+    b.cap = nc;
     b.cbuf = checkasm_alloc_f32(b.cap);
 
     for (int v = 0; v < op->count; v++) {
