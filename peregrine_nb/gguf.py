@@ -87,6 +87,9 @@ class Tokenizer:
         self.bos_id: int = lib.pg_tokenizer_bos(self._handle)
         self.eos_id: int = lib.pg_tokenizer_eos(self._handle)
         self.pre: str = cstr(lib.pg_tokenizer_pre(self._handle))
+        #: whether prompts should start with BOS (the file's add_bos_token, or
+        #: its pre-tokenizer's default)
+        self.wants_bos: bool = bool(lib.pg_tokenizer_wants_bos(self._handle))
 
     def encode(self, text: str | bytes, add_bos: bool = False, special: bool = True) -> list[int]:
         """Token ids of ``text`` (str, or bytes taken as UTF-8)."""

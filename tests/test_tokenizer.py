@@ -6,6 +6,7 @@ when llama_cpp is importable the tests also compare with it live, on the same
 strings and on random ones."""
 import json
 import random
+import struct
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,7 @@ def test_chat_template_matches_jinja(gguf_file):
 
 def test_bos_special_ids_and_errors(tok):
     assert (tok.bos_id, tok.eos_id, tok.vocab_size, tok.pre) == (1, 2, 49152, "smollm")
+    assert tok.wants_bos is False  # the file says add_bos_token = false
     assert tok.encode("Hi", add_bos=True)[0] == 1
     assert tok.token_to_id("<|im_end|>") == 2 and tok.id_to_token(2) == "<|im_end|>"
     assert tok.decode([1, 2]) == "" and tok.decode([1, 2], special=True) == "<|im_start|><|im_end|>"
@@ -155,3 +157,65 @@ def test_long_and_empty_inputs(tok):
     assert tok.encode("") == []
     ids = tok.encode("word " * 5000)
     assert 5000 <= len(ids) <= 5001 and tok.decode(ids) == "word " * 5000
+
+
+# ---- the other pre-tokenizers, on this vocabulary --------------------------
+
+_SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+
+
+def _with_pre(data: bytes, pre: str) -> bytes:
+    """A copy of a GGUF file with tokenizer.ggml.pre replaced (the header is
+    rebuilt; tensor offsets are relative to the data section, so they stay)."""
+    def u32(o): return struct.unpack_from("<I", data, o)[0]
+    def u64(o): return struct.unpack_from("<Q", data, o)[0]
+
+    def skip_value(o, t):
+        if t == 8:
+            return o + 8 + u64(o)
+        if t == 9:
+            et, n, o = u32(o), u64(o + 4), o + 12
+            for _ in range(n):
+                o = skip_value(o, et)
+            return o
+        return o + _SCALAR[t]
+    n_tensors, n_kv = u64(8), u64(16)
+    o, out, align = 24, bytearray(data[:24]), 32
+    for _ in range(n_kv):
+        klen = u64(o)
+        key = data[o + 8:o + 8 + klen].decode()
+        t = u32(o + 8 + klen)
+        end = skip_value(o + 12 + klen, t)
+        if key == "tokenizer.ggml.pre":
+            v = pre.encode()
+            out += data[o:o + 12 + klen] + struct.pack("<Q", len(v)) + v
+        else:
+            out += data[o:end]
+        o = end
+    for _ in range(n_tensors):
+        nd = u32(o + 8 + u64(o))
+        end = o + 8 + u64(o) + 4 + 8 * nd + 12
+        out += data[o:end]
+        o = end
+    old_data = o + (-o % align)
+    out += b"\0" * (-len(out) % align)
+    return bytes(out) + data[old_data:]
+
+
+@pytest.mark.parametrize("pre", ["gpt-2", "mpt", "starcoder", "llama-bpe"])
+def test_other_pre_tokenizers_match_llama_cpp(tmp_path, pre):
+    llama_cpp = pytest.importorskip("llama_cpp")
+    try:
+        src = gg.smollm2_path()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    path = tmp_path / f"{pre}.gguf"
+    path.write_bytes(_with_pre(src.read_bytes(), pre))
+    ours = gg.load_gguf(path).tokenizer
+    assert ours.pre == pre
+    theirs = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    rng = random.Random(4321)
+    texts = [_bytes(c) for c in GOLDEN["cases"]] + [_random_text(rng).encode() for _ in range(300)]
+    texts += [b"  \n\n  x\r\n\r\ny", b"12345678 1234 x12y", b"HELLO'S 'LL 'Re", b"a  \t\n b"]
+    for text in texts:
+        assert ours.encode(text) == theirs.tokenize(text, add_bos=False, special=True), text

@@ -479,8 +479,9 @@ PG_API int64_t pg_ggml_type_block_bytes(int type);
 
 /* Built from tokenizer.ggml.* metadata (model "gpt2"); copies what it needs,
  * so the GGUF may be closed afterwards.  Pre-tokenizers: "smollm" and its
- * family (every digit its own word, then the GPT-2 rules), and "gpt2" and
- * its family; others are PG_ERR_UNSUPPORTED. */
+ * family (every digit its own word, then the GPT-2 rules), "gpt-2" and its
+ * family, "llama-bpe" and its family (llama 3); others are
+ * PG_ERR_UNSUPPORTED. */
 typedef struct pg_tokenizer pg_tokenizer;
 
 /* Token types (tokenizer.ggml.token_type). */
@@ -500,6 +501,9 @@ PG_API int32_t pg_tokenizer_vocab_size(const pg_tokenizer *t);
 /* Special ids from the file, -1 where it names none. */
 PG_API int32_t pg_tokenizer_bos(const pg_tokenizer *t);
 PG_API int32_t pg_tokenizer_eos(const pg_tokenizer *t);
+/* 1 if prompts should start with BOS: tokenizer.ggml.add_bos_token, or the
+ * pre-tokenizer's default when the file does not say (llama.cpp's rule). */
+PG_API int pg_tokenizer_wants_bos(const pg_tokenizer *t);
 /* tokenizer.ggml.pre ("smollm"). */
 PG_API const char *pg_tokenizer_pre(const pg_tokenizer *t);
 /* The token's vocabulary text (byte-mapped form, "Ġthe"), NULL + error if out of range. */

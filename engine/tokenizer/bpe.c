@@ -96,6 +96,13 @@ static size_t utf8_char_len(uint8_t b)
 void pg_bpe_word(const pg_tokenizer *t, pg_bpe_scratch *s, const char *w, size_t len,
                  void (*emit)(void *ctx, int32_t id), void *ctx)
 {
+    if (t->ignore_merges) {
+        int32_t whole = pg_strmap_get(&t->vocab, w, len, NULL, 0);
+        if (whole >= 0) {
+            emit(ctx, whole);
+            return;
+        }
+    }
     if (!grow((void **)&s->sym, &s->sym_cap, len, sizeof *s->sym)) {
         s->oom = 1;
         return;

@@ -8,6 +8,8 @@
  *   SmolLM, StarCoder and kin: first \p{N} (every digit its own piece, the
  *            text between digits another), then the GPT-2 rules inside each
  *            piece.
+ *   Llama 3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+ *            ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
  *
  * Each rule only looks inside the piece it splits: a code point past the
  * piece's end has no class at all, so "\s+(?!\S)" at the end of a piece
@@ -109,11 +111,108 @@ static void split_gpt2(const piece *p, pg_word_list *out)
 #undef EMIT
 }
 
+static uint32_t ascii_lower(uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+static int is_cr_lf(uint32_t c) { return c == '\r' || c == '\n'; }
+
+static void split_llama3(const piece *p, pg_word_list *out)
+{
+    size_t prev = p->begin, pos = p->begin;
+#define EMIT(end_)                                                   \
+    do {                                                             \
+        size_t e_ = (end_);                                          \
+        if (e_ > prev)                                               \
+            pg_word_list_push(out, e_ - prev);                       \
+        prev = e_;                                                   \
+    } while (0)
+    while (pos < p->end) {
+        uint32_t c = cp_at(p, pos);
+        unsigned k = cls(p, pos);
+        /* contractions, either case */
+        if (c == '\'' && pos + 1 < p->end) {
+            uint32_t n1 = ascii_lower(cp_at(p, pos + 1));
+            if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd') {
+                EMIT(pos + 2);
+                pos += 2;
+                continue;
+            }
+            if (pos + 2 < p->end) {
+                uint32_t n2 = ascii_lower(cp_at(p, pos + 2));
+                if ((n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') || (n1 == 'l' && n2 == 'l')) {
+                    EMIT(pos + 3);
+                    pos += 3;
+                    continue;
+                }
+            }
+        }
+        /* [^\r\n\p{L}\p{N}]?\p{L}+: one leading non-letter (not a digit or
+         * line break) may lead a run of letters */
+        if (!is_cr_lf(c) && !(k & PG_CP_NUMBER) &&
+            ((k & PG_CP_LETTER) || (cls(p, pos + 1) & PG_CP_LETTER))) {
+            pos++;
+            while (cls(p, pos) & PG_CP_LETTER)
+                pos++;
+            EMIT(pos);
+            continue;
+        }
+        /* \p{N}{1,3} */
+        if (k & PG_CP_NUMBER) {
+            size_t ini = pos;
+            while (cls(p, pos) & PG_CP_NUMBER) {
+                if (++pos - ini >= 3) {
+                    EMIT(pos);
+                    ini = pos;
+                }
+            }
+            EMIT(pos);
+            continue;
+        }
+        /* ' '?[^\s\p{L}\p{N}]+[\r\n]* */
+        unsigned k2 = c == ' ' ? cls(p, pos + 1) : k;
+        if (!(k2 & (PG_CP_SPACE | PG_CP_LETTER | PG_CP_NUMBER)) && k) {
+            pos += c == ' ';
+            for (;;) {
+                unsigned kk = cls(p, pos);
+                if (!kk || (kk & (PG_CP_SPACE | PG_CP_LETTER | PG_CP_NUMBER)))
+                    break;
+                pos++;
+            }
+            while (pos < p->end && is_cr_lf(cp_at(p, pos)))
+                pos++;
+            EMIT(pos);
+            continue;
+        }
+        size_t ws = 0, last_crlf_end = 0;
+        while (cls(p, pos + ws) & PG_CP_SPACE) {
+            if (is_cr_lf(cp_at(p, pos + ws)))
+                last_crlf_end = pos + ws + 1;
+            ws++;
+        }
+        if (last_crlf_end) {             /* \s*[\r\n]+ */
+            pos = last_crlf_end;
+            EMIT(pos);
+            continue;
+        }
+        if (ws > 1 && pos + ws < p->end) {   /* \s+(?!\S) */
+            pos += ws - 1;
+            EMIT(pos);
+            continue;
+        }
+        if (ws > 0) {
+            pos += ws;
+            EMIT(pos);
+            continue;
+        }
+        EMIT(++pos);
+    }
+#undef EMIT
+}
+
 void pg_pretokenize(pg_pretok_kind kind, const uint32_t *cps, size_t n, pg_word_list *out)
 {
-    if (kind == PG_PRETOK_GPT2) {
+    if (kind == PG_PRETOK_GPT2 || kind == PG_PRETOK_LLAMA3) {
         piece p = { cps, 0, n };
-        split_gpt2(&p, out);
+        (kind == PG_PRETOK_GPT2 ? split_gpt2 : split_llama3)(&p, out);
         return;
     }
     /* PG_PRETOK_DIGITS: every \p{N} code point is a piece of its own */

@@ -38,7 +38,13 @@ static const char *const digits_family[] = {
     "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva",
 };
 static const char *const gpt2_family[] = {
-    "gpt-2", "gpt2", "mpt", "olmo", "jais", "trillion", "granite-docling",
+    "gpt-2", "phi-2", "mpt", "olmo", "jais", "gigachat", "trillion", "granite-docling",
+    "a.x-4.0", "mellum",
+};
+/* llama 3's rules; these also take a word that is a token whole and want a
+ * BOS by default */
+static const char *const llama3_family[] = {
+    "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
 };
 
 static int in_list(const char *s, size_t len, const char *const *list, size_t n)
@@ -84,17 +90,21 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
     if (len != 4 || memcmp(s, "gpt2", 4) != 0)
         return pg_fail(PG_ERR_UNSUPPORTED, "tokenizer: model '%.*s' is not supported (only "
                        "byte-level BPE, 'gpt2')", (int)(len > 64 ? 64 : len), s);
-    if (get_str(g, "tokenizer.ggml.pre", &s, &len) != PG_OK) {
-        s = "gpt2";   /* what llama.cpp assumes for files older than the key */
-        len = 4;
-    }
+    if (get_str(g, "tokenizer.ggml.pre", &s, &len) != PG_OK)
+        return pg_fail(PG_ERR_UNSUPPORTED, "tokenizer: the file names no pre-tokenizer "
+                       "(tokenizer.ggml.pre); llama.cpp's 'default' rules are not implemented");
     if (in_list(s, len, digits_family, sizeof digits_family / sizeof *digits_family))
         t->pretok = PG_PRETOK_DIGITS;
     else if (in_list(s, len, gpt2_family, sizeof gpt2_family / sizeof *gpt2_family))
         t->pretok = PG_PRETOK_GPT2;
-    else
+    else if (in_list(s, len, llama3_family, sizeof llama3_family / sizeof *llama3_family)) {
+        t->pretok = PG_PRETOK_LLAMA3;
+        t->ignore_merges = 1;
+        t->wants_bos = 1;
+    } else
         return pg_fail(PG_ERR_UNSUPPORTED, "tokenizer: pre-tokenizer '%.*s' is not implemented "
-                       "(smollm, starcoder, gpt2 and their kin are)", (int)(len > 64 ? 64 : len), s);
+                       "(smollm, starcoder, gpt2, llama-bpe and their kin are)",
+                       (int)(len > 64 ? 64 : len), s);
     memcpy(t->pre, s, len < sizeof t->pre - 1 ? len : sizeof t->pre - 1);
 
     int64_t ki = pg_gguf_find_key(g, "tokenizer.ggml.tokens");
@@ -159,6 +169,9 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
         off += len + 1;
     }
 
+    int64_t ab = pg_gguf_find_key(g, "tokenizer.ggml.add_bos_token"), abv;
+    if (ab >= 0 && pg_gguf_get_int(g, ab, &abv) == PG_OK)
+        t->wants_bos = abv != 0;
     t->bos = get_id(g, "tokenizer.ggml.bos_token_id", t->n_vocab);
     t->eos = get_id(g, "tokenizer.ggml.eos_token_id", t->n_vocab);
 
@@ -217,6 +230,7 @@ void pg_tokenizer_free(pg_tokenizer *t)
 int32_t pg_tokenizer_vocab_size(const pg_tokenizer *t) { return t ? t->n_vocab : 0; }
 int32_t pg_tokenizer_bos(const pg_tokenizer *t) { return t ? t->bos : -1; }
 int32_t pg_tokenizer_eos(const pg_tokenizer *t) { return t ? t->eos : -1; }
+int pg_tokenizer_wants_bos(const pg_tokenizer *t) { return t && t->wants_bos && t->bos >= 0; }
 const char *pg_tokenizer_pre(const pg_tokenizer *t) { return t ? t->pre : ""; }
 
 static int bad_id(const pg_tokenizer *t, int32_t id, const char *fn)

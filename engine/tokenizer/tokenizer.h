@@ -18,7 +18,8 @@
 
 typedef enum pg_pretok_kind {
     PG_PRETOK_GPT2 = 0,     /* the GPT-2 regex alone */
-    PG_PRETOK_DIGITS = 1    /* \p{N} split first, then GPT-2 (smollm, starcoder, ...) */
+    PG_PRETOK_DIGITS = 1,   /* \p{N} split first, then GPT-2 (smollm, starcoder, ...) */
+    PG_PRETOK_LLAMA3 = 2    /* llama 3's regex (llama-bpe, falcon3, ...) */
 } pg_pretok_kind;
 
 /* Word lengths in code points; push never fails loudly: oom is set. */
@@ -60,6 +61,8 @@ int32_t pg_strmap_get(const pg_strmap *m, const char *a, size_t alen, const char
 struct pg_tokenizer {
     char            pre[32];
     pg_pretok_kind  pretok;
+    int             ignore_merges;  /* a word that is a token is taken whole (llama 3) */
+    int             wants_bos;      /* add_bos_token, or the pre-tokenizer's default */
     int32_t         n_vocab;
     char           *text;      /* every token text, NUL-terminated, then every merge */
     uint64_t       *tok_off;
