@@ -195,12 +195,15 @@ def mean_pool_normalise(hidden: np.ndarray, mask: np.ndarray, normalise: bool = 
 class MiniLM:
     """all-MiniLM-L6-v2 sentence encoder.  ``encode(sentences)`` returns an
     [n, 384] float32 array of unit-length embeddings (sentence-transformers'
-    mean pooling + Normalize).  A graph is compiled per (batch, padded
-    length) seen and kept; the batch is padded to its longest sentence."""
+    mean pooling + Normalize).  A batch is padded to its longest sentence,
+    rounded up to a multiple of ``pad_multiple`` (padding never changes an
+    embedding: padded keys are masked out and padded rows never pooled), and
+    a graph is compiled per (batch, padded length) and kept, the
+    ``cache_size`` most recently used of them."""
 
     def __init__(self, model_dir: str | None = None, level: int = 3, threads: int | None = None,
                  max_seq_length: int | None = None, onnx_path: str | None = None,
-                 batch_size: int = 32) -> None:
+                 batch_size: int = 32, pad_multiple: int = 16, cache_size: int = 16) -> None:
         from tokenizers import Tokenizer
         self.model_dir = model_dir or find_minilm_dir()
         with open(os.path.join(self.model_dir, "config.json")) as f:
@@ -214,7 +217,9 @@ class MiniLM:
         self.level, self.threads, self.batch_size = level, threads, int(batch_size)
         self.tokenizer = Tokenizer.from_file(os.path.join(self.model_dir, "tokenizer.json"))
         self.tokenizer.enable_truncation(self.max_seq_length)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")   # to the longest in the batch
+        self.pad_multiple, self.cache_size = max(1, int(pad_multiple)), max(1, int(cache_size))
+        # to the longest in the batch, rounded up (fewer distinct shapes to compile)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]", pad_to_multiple_of=self.pad_multiple)
         self.onnx_path = onnx_path
         self._onnx = None
         if onnx_path is not None:
@@ -239,9 +244,13 @@ class MiniLM:
 
     def compiled(self, batch: int, seq: int) -> CompiledModel:
         key = (batch, seq)
-        if key not in self._compiled:
-            self._compiled[key] = _compile(self.graph(batch, seq), level=self.level, threads=self.threads)
-        return self._compiled[key]
+        m = self._compiled.pop(key, None)
+        if m is None:
+            m = _compile(self.graph(batch, seq), level=self.level, threads=self.threads)
+            while len(self._compiled) >= self.cache_size:
+                self._compiled.pop(next(iter(self._compiled)))
+        self._compiled[key] = m   # most recently used last
+        return m
 
     def forward(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
         """last_hidden_state [B, S, 384] for token ids and mask."""
