@@ -10,8 +10,8 @@
  *         signed byte (q4_1's 0..15 already are);
  *   q8_0: the 32 bytes as they are;
  *   NEON: int16 products of byte pairs (smull + smlal2: two products of at
- *         most 127 * 127 each, below 2^15 as long as no -128 meets -128;
- *         ggml's quantisers give |q| <= 127), widened and summed into 4
+ *         most 128 * 127 each, below 2^15 since x is never -128: the
+ *         activation quantisers give |q| <= 127; w may be any byte), widened and summed into 4
  *         int32 by saddlp / sadalp;
  *   dotprod: two sdot into 4 int32;
  *   the int32 sums are exact (far below 2^24, so scvtf is exact too), and

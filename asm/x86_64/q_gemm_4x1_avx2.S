@@ -12,7 +12,8 @@
  *         against each X row (the X block a memory operand);
  *   q4_0: nibbles - 8 -> signed; q8_0: the bytes as they are; both through
  *         the sign trick, |w| once per block and x with w's sign per row
- *         (needs x != -128 where w < 0: ggml's quantisers give |q| <= 127).
+ *         (needs x != -128, which the activation quantisers never give: |q|
+ *         <= 127; w may be any byte).
  * Then as in q_gemv_4row_avx2.S: exact int32 sums, one fp32 scale product
  * d_w * d_x per block and row, an 8-lane fp32 sum per X row, the q4_1
  * offset m_w * s_x collected in lane 1 of a 4-lane sum.  The last M % 4

@@ -9,9 +9,11 @@
  *         high lane (vpsrlw + vinserti128 + vpand 0x0f): 32 unsigned bytes
  *         in element order, straight into u8 x s8;
  *   q8_0: signed x signed through the sign trick: |w| (vpabsb) times x
- *         with w's sign (vpsignb).  Needs x != -128 when w < 0; ggml's
- *         quantisers give |q| <= 127 (round(x * 127 / max|x|));
- *   then 8 int32 partial sums (exact: |sum| <= 4 * 127 * 255 per lane,
+ *         with w's sign (vpsignb).  Needs x != -128, which the activation
+ *         quantisers never give (round(x * 127 / max|x|)); w may be any
+ *         byte.  vpmaddubsw's int16 pairs stay below 2 * 128 * 127 = 32512:
+ *         no saturation;
+ *   then 8 int32 partial sums (exact: |sum| <= 4 * 128 * 127 per lane,
  *   far below 2^24, so vcvtdq2ps is exact too), times d_w * d_x (f16 by
  *   F16C, multiplied in fp32) into an 8-lane fp32 sum per row.
  *   q4_0 subtracts 8 * sum(x) (computed once per x block) from the int32

@@ -6,8 +6,8 @@
  * even, round-half-away of x / d), on random rows, zero blocks, blocks of
  * exact ties (max 127 so d = 1 and x = k + 0.5), huge and tiny values.
  *
- * Products: random blocks (every nibble / byte value; int8 activations in
- * [-127, 127] as ggml's quantisers make them) with ordinary f16 scales and
+ * Products: random blocks (every nibble / byte value of the weights, -128
+ * included; int8 activations in [-127, 127] as the quantisers make them) with ordinary f16 scales and
  * with extreme ones (0, subnormal, 65504, negative), K from 32 (one block)
  * up, N 1..9 (the four-row groups and the 1..3 left over) and larger,
  * padded row strides whose padding is junk, outputs guarded.
@@ -84,12 +84,10 @@ static void fill_weights(int wtype, uint8_t *W, size_t N, size_t K, size_t ldw, 
                 put16(blk + 2, rand_scale(mode, 0x2c00)); /* exact: m = 2^-4 */
                 q0 = 4;
             }
-            if (wtype == PG_GGML_Q8_0)
-                for (int j = 0; j < 32; j++)
-                    blk[q0 + j] = (uint8_t)rand_q8();
-            else
-                for (int j = 0; j < 16; j++)
-                    blk[q0 + j] = (uint8_t)checkasm_rand();
+            /* any byte: q8_0 weights may even hold -128 (the kernels
+             * only need the activations above -128) */
+            for (int j = 0; j < (wtype == PG_GGML_Q8_0 ? 32 : 16); j++)
+                blk[q0 + j] = (uint8_t)checkasm_rand();
         }
     }
 }
