@@ -8,7 +8,8 @@
  * outer loop walks W's rows, so a row of W is read from memory once and
  * stays in L1 while every group of four X rows passes over it; X (M rows)
  * stays in L1/L2.  Per weight block:
- *   q4_1: nibbles -> 32 unsigned bytes (element order), u8 x s8 directly
+ *   q4_1: nibbles -> 32 unsigned bytes in element order (vbroadcasti128,
+ *         vpsrlvq by [0, 0 | 4, 4], and 0x0f), u8 x s8 directly
  *         against each X row (the X block a memory operand);
  *   q4_0: nibbles - 8 -> signed; q8_0: the bytes as they are; both through
  *         the sign trick, |w| once per block and x with w's sign per row
@@ -31,7 +32,8 @@
  * Locals: [rsp] ldx, [rsp+8] ldc bytes, [rsp+16] C at (0, n).
  * ymm0-3 the sums, xmm4-7 q4_1 offset sums, ymm8 W (unsigned nibbles, or
  * signed), ymm12 |W|, ymm9 W's scale, ymm10-11 scratch, ymm13 0x0f bytes,
- * ymm14 int16 ones, ymm15 8s (q4_0).
+ * ymm14 int16 ones, ymm15 8s (q4_0), the nibble shift counts in ymm12
+ * (q4_1, which needs no |W|) or ymm6 (q4_0).
  */
 #include "pg_asm.h"
 
@@ -112,6 +114,18 @@ PG_FUNC(\name)
         mov     eax, 0x08080808
         vmovd   xmm15, eax
         vpbroadcastd ymm15, xmm15
+.if \t != T_Q8_0
+        /* shift counts [0, 0 | 4, 4]: the nibbles, loaded into both
+         * lanes, shift by 0 (low) and 4 (high) */
+        mov     eax, 4
+        vmovq   xmm10, rax
+        vpbroadcastq xmm10, xmm10
+  .if \t == T_Q4_1
+        vperm2i128 ymm12, ymm10, ymm10, 0x08
+  .else
+        vperm2i128 ymm6, ymm10, ymm10, 0x08
+  .endif
+.endif
         test    rdi, rdi
         jz      9f
 
@@ -154,9 +168,12 @@ PG_FUNC(\name)
 .if \t == T_Q8_0
         vmovdqu ymm8, [rax + 2]
 .else
-        vmovdqu xmm8, [rax + WOFF]
-        vpsrlw  xmm10, xmm8, 4
-        vinserti128 ymm8, ymm8, xmm10, 1
+        vbroadcasti128 ymm8, [rax + WOFF]
+  .if \t == T_Q4_1
+        vpsrlvq ymm8, ymm8, ymm12
+  .else
+        vpsrlvq ymm8, ymm8, ymm6
+  .endif
         vpand   ymm8, ymm8, ymm13
 .endif
 .if \t == T_Q4_1

@@ -5,9 +5,9 @@
  *
  * Four rows of W go together; each x block (32 int8 + its f16 scale) is
  * loaded once for the four.  Per row and block, in registers only:
- *   q4_*: 16 bytes of nibbles -> low nibbles in the low lane, high in the
- *         high lane (vpsrlw + vinserti128 + vpand 0x0f): 32 unsigned bytes
- *         in element order, straight into u8 x s8;
+ *   q4_*: 16 bytes of nibbles loaded into both lanes (vbroadcasti128),
+ *         the high lane shifted right by 4 (vpsrlvq by [0, 0 | 4, 4]), and
+ *         0x0f: 32 unsigned bytes in element order, straight into u8 x s8;
  *   q8_0: signed x signed through the sign trick: |w| (vpabsb) times x
  *         with w's sign (vpsignb).  Needs x != -128, which the activation
  *         quantisers never give (round(x * 127 / max|x|)); w may be any
@@ -35,7 +35,8 @@
  * r13 blocks left.  ymm0-3 the row sums, xmm4-7 the q4_1 offset sums,
  * ymm8 x, ymm9 x's scale, ymm10-12 scratch, ymm13 0x0f bytes, ymm14 ones
  * (int16, for vpmaddwd) or 8s (bytes, q4_0 VNNI), ymm15 8 * sum x (q4_0;
- * negated for VNNI, where it starts each row's sum), ymm7 8s (q4_0 AVX2).
+ * negated for VNNI, where it starts each row's sum), ymm7 8s (q4_0 AVX2),
+ * the nibble shift counts in ymm15 (q4_1) or ymm6 (q4_0).
  */
 #include "pg_asm.h"
 
@@ -70,9 +71,12 @@
         vpsignb ymm10, ymm8, ymm10
         DOT_U8S8 \vnni, \t, ymm12, ymm11, ymm10
 .else
-        vmovdqu xmm10, [\wp + WOFF]
-        vpsrlw  xmm11, xmm10, 4
-        vinserti128 ymm10, ymm10, xmm11, 1
+        vbroadcasti128 ymm10, [\wp + WOFF]
+  .if \t == T_Q4_1
+        vpsrlvq ymm10, ymm10, ymm15
+  .else
+        vpsrlvq ymm10, ymm10, ymm6
+  .endif
         vpand   ymm10, ymm10, ymm13
         DOT_U8S8 \vnni, \t, ymm12, ymm10, ymm8
 .endif
@@ -121,6 +125,18 @@ PG_FUNC(\name)
 .endif
         vmovd   xmm14, eax
         vpbroadcastd ymm14, xmm14
+.if \t != T_Q8_0
+        /* shift counts [0, 0 | 4, 4]: the nibbles, loaded into both
+         * lanes, shift by 0 (low) and 4 (high) */
+        mov     eax, 4
+        vmovq   xmm12, rax
+        vpbroadcastq xmm12, xmm12
+  .if \t == T_Q4_1
+        vperm2i128 ymm15, ymm12, ymm12, 0x08
+  .else
+        vperm2i128 ymm6, ymm12, ymm12, 0x08
+  .endif
+.endif
 .if !\vnni && \t == T_Q4_0
         mov     eax, 0x08080808
         vmovd   xmm7, eax

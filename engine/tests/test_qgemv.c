@@ -56,10 +56,6 @@ static void fill_w(int wtype, uint8_t *W, size_t bytes)
             W[b + 2] = (uint8_t)m;
             W[b + 3] = (uint8_t)(m >> 8);
         }
-        if (wtype == PG_GGML_Q8_0)
-            for (int j = 0; j < 32; j++)
-                if (W[b + 2 + j] == 0x80)
-                    W[b + 2 + j] = 0x81; /* ggml's quantisers never give -128 */
     }
 }
 
