@@ -66,6 +66,15 @@ def test_every_level_runs_sgemm_correctly():
             assert np.allclose(kernels.sgemm(a, b), a @ b, atol=1e-4)
 
 
+def test_fma_peak_runs_at_every_level():
+    # the loop follows the active mask (AVX-512, AVX2, NEON); below every
+    # loop (c) it falls back to the narrowest the CPU runs, never an error
+    from peregrine_nb._lib import lib
+    for level in [lv for lv in ("c", "avx2", "avx512", "neon") if lv in pg.cpu_levels()]:
+        with pg.cpu_mask(level):
+            assert lib.pg_measure_fma_peak_gflops(1) > 0, level
+
+
 def test_bad_inputs_raise_clear_errors():
     a, b = rand(4, 5), rand(5, 6)
     with pytest.raises(pg.DTypeError, match="float32"):

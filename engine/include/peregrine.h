@@ -351,8 +351,9 @@ PG_API pg_status pg_sgemm(int variant, size_t M, size_t N, size_t K, const float
                           float *C, size_t ldc, int threads);
 /* The yardstick for compute-bound kernels: fp32 FMA throughput of this CPU
  * in GFLOP/s (an FMA counts 2), measured by an assembly loop of independent
- * FMA chains (the widest the active CPU mask allows: AVX-512 zmm, AVX2 ymm
- * or NEON q) on `threads` threads (0 = default), best
+ * FMA chains (the widest the active CPU mask allows, as dispatch does:
+ * AVX-512 zmm, AVX2 ymm or NEON q; under a mask below all of them the
+ * narrowest the CPU runs) on `threads` threads (0 = default), best
  * of a few runs; about 0.1 s.  One thread is timed in its own CPU time (so
  * a busy machine does not lower it), more in wall time.  -1.0 and an error
  * if no FMA loop runs here. */
