@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../core/threadpool.h"
+#include "../gguf/ggml_types.h"
 #include "../kernels/softmax/softmax.h"
 #include "llm.h"
 
@@ -44,6 +45,17 @@ static void rope_row(float *x, int heads, int hd, const float *c, const float *s
     }
 }
 
+/* Keys, values, queries and attention weights are rounded to f16 where
+ * llama.cpp holds them in f16 (its default KV cache; Q and the softmax
+ * are converted to f16 for the products with K and V), so the decoder
+ * computes the numbers llama.cpp computes; the cache itself stays f32 so
+ * the inner loops read plain floats. */
+static void round_f16(float *dst, const float *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = pg_f16_to_f32(pg_f32_to_f16(src[i]));
+}
+
 void llm_rope_store(pg_llm *m, int layer)
 {
     const llm_hparams *hp = &m->hp;
@@ -56,8 +68,9 @@ void llm_rope_store(pg_llm *m, int layer)
         const float *c = m->rope_cos + pos * half, *s = m->rope_sin + pos * half;
         rope_row(m->q + i * qd, hp->n_head, hp->head_dim, c, s);
         rope_row(m->k + i * kd, hp->n_head_kv, hp->head_dim, c, s);
-        memcpy(kc + pos * kd, m->k + i * kd, kd * sizeof(float));
-        memcpy(vc + pos * kd, m->v + i * kd, kd * sizeof(float));
+        round_f16(kc + pos * kd, m->k + i * kd, kd);
+        round_f16(vc + pos * kd, m->v + i * kd, kd);
+        round_f16(m->q + i * qd, m->q + i * qd, qd);
     }
 }
 
@@ -89,6 +102,7 @@ static void att_task(void *p, size_t h)
             sc[j] = s;
         }
         c->softmax((size_t)n_kv, sc, scale, NULL, sc);
+        round_f16(sc, sc, (size_t)n_kv);
         float *o = m->att + i * qd + h * hd;
         memset(o, 0, (size_t)hd * sizeof(float));
         for (int j = 0; j < n_kv; j++) {

@@ -6,11 +6,11 @@
  * form; the GEMV form when n = 1) and attention reads the cache up to each
  * token's own position (causal).  Longer inputs run as several batches.
  * Nothing here allocates. */
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
 #include "../core/error.h"
-#include "../kernels/rmsnorm/rmsnorm.h"
 #include "../kernels/silu/silu.h"
 #include "../kernels/vadd/vadd.h"
 #include "../kernels/vmul/vmul.h"
@@ -23,8 +23,23 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void run_step(pg_llm *m, const llm_step *s, pg_f32_rmsnorm_fn rmsnorm,
-                     pg_f32_silu_fn silu, pg_f32_vadd_fn vadd, pg_f32_vmul_fn vmul)
+/* RMSNorm with llama.cpp's rounding points: squares in float summed in
+ * double, scale = 1 / sqrtf(mean + eps) in float, y = (x * scale) * gamma.
+ * The activations are quantised to 8 bits right after, and a one-ulp
+ * difference here flips the rounding of some of them, which then spreads
+ * through the layers; following ggml's order keeps the decoder on
+ * llama.cpp's numbers.  576-wide rows: not worth a kernel. */
+static void rmsnorm_row(size_t n, const float *x, const float *gamma, float eps, float *y)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += (double)(x[i] * x[i]);
+    float scale = 1.0f / sqrtf((float)(sum / (double)n) + eps);
+    for (size_t i = 0; i < n; i++)
+        y[i] = (x[i] * scale) * gamma[i];
+}
+
+static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_vadd_fn vadd, pg_f32_vmul_fn vmul)
 {
     size_t n = (size_t)m->run_n;
     switch (s->kind) {
@@ -35,7 +50,8 @@ static void run_step(pg_llm *m, const llm_step *s, pg_f32_rmsnorm_fn rmsnorm,
         break;
     case LLM_RMSNORM:
         for (size_t i = 0; i < n; i++)
-            rmsnorm(s->cols, s->in + i * s->cols, s->gamma, m->hp.norm_eps, s->out + i * s->cols);
+            rmsnorm_row(s->cols, s->in + i * s->cols, s->gamma, m->hp.norm_eps,
+                        s->out + i * s->cols);
         break;
     case LLM_QUANT:
         llm_quantize_rows(s->act_type, n, s->cols, s->in, s->act);
@@ -70,12 +86,11 @@ static void run_step(pg_llm *m, const llm_step *s, pg_f32_rmsnorm_fn rmsnorm,
 /* One batch through every step. */
 static void forward(pg_llm *m)
 {
-    pg_f32_rmsnorm_fn rmsnorm = (pg_f32_rmsnorm_fn)pg_op_select(&pg_op_rmsnorm)->fn;
     pg_f32_silu_fn silu = (pg_f32_silu_fn)pg_op_select(&pg_op_silu)->fn;
     pg_f32_vadd_fn vadd = (pg_f32_vadd_fn)pg_op_select(&pg_op_vadd)->fn;
     pg_f32_vmul_fn vmul = (pg_f32_vmul_fn)pg_op_select(&pg_op_vmul)->fn;
     for (int i = 0; i < m->n_steps; i++)
-        run_step(m, &m->steps[i], rmsnorm, silu, vadd, vmul);
+        run_step(m, &m->steps[i], silu, vadd, vmul);
 }
 
 pg_status pg_llm_eval(pg_llm *m, const int32_t *ids, size_t n, float *logits, int all)

@@ -7,5 +7,6 @@
 from __future__ import annotations
 
 from .minilm import MiniLM, bert_graph, find_minilm_dir, minilm
+from .smollm2 import smollm2
 
-__all__ = ["MiniLM", "minilm", "bert_graph", "find_minilm_dir"]
+__all__ = ["MiniLM", "minilm", "bert_graph", "find_minilm_dir", "smollm2"]
