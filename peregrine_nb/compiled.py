@@ -43,6 +43,10 @@ class CompiledModel:
         for i in range(lib.pg_model_input_count(self._m)):
             check(lib.pg_model_input_info(self._m, i, info))
             self.inputs[cstr(info.name)] = (tuple(info.dims[d] for d in range(info.rank)), numpy_dtype(info.dtype))
+        self.outputs: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+        for i in range(lib.pg_model_output_count(self._m)):
+            check(lib.pg_model_output_info(self._m, i, info))
+            self.outputs[cstr(info.name)] = (tuple(info.dims[d] for d in range(info.rank)), numpy_dtype(info.dtype))
         # the run arguments are built once: a run only fills them in
         n = len(self.inputs)
         self._names_c = [ffi.new("char[]", k.encode()) for k in self.inputs]

@@ -69,12 +69,17 @@ class Graph:
         self.inputs: list[str] = []
         self.outputs: list[str] = []
         self.nodes: list[tuple[str, str, list[str], list[str], dict]] = []
+        # what to_onnx() writes back: input shapes/dtypes and the weight
+        # arrays (references to the arrays given, except where converted)
+        self.input_specs: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+        self.initializers: dict[str, np.ndarray] = {}
 
     # -- building -------------------------------------------------------
     def add_input(self, name: str, shape: Sequence[int], dtype: Any = np.float32) -> None:
         """A graph input fed at run time, with a concrete shape."""
         check(lib.pg_graph_add_input(self._g, name.encode(), dtype_code(dtype), len(shape), _dims(shape)))
         self.inputs.append(name)
+        self.input_specs[name] = (tuple(int(d) for d in shape), numpy_dtype(dtype_code(dtype)))
 
     def add_initializer(self, name: str, array: Any) -> None:
         """A constant (weight); the array is copied."""
@@ -83,6 +88,7 @@ class Graph:
             a = a.astype(np.float32)
         check(lib.pg_graph_add_initializer(self._g, name.encode(), dtype_code(a.dtype), a.ndim,
                                            _dims(a.shape), ffi.from_buffer(a)))
+        self.initializers[name] = a
 
     def add_node(self, op_type: str, inputs: Iterable[str], outputs: Iterable[str],
                  name: str | None = None, **attrs: Any) -> str:
@@ -130,6 +136,37 @@ class Graph:
         """Verify the graph and infer its shapes now (compile does it too)."""
         check(lib.pg_graph_check(self._g))
         return self
+
+    # -- export ----------------------------------------------------------------
+    def to_onnx(self, opset: int = 17):
+        """The graph as an ONNX ModelProto (needs the `onnx` package), so the
+        same model can be run by ONNX Runtime for comparison.  Only standard
+        ONNX ops can be written: fused ops exist after compiling, not here."""
+        import onnx
+        from onnx import helper, numpy_helper
+
+        from .compiled import compile as pg_compile
+
+        def value_info(name, shape, dtype):
+            return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(dtype), shape)
+
+        # output types and shapes as the engine infers them (level 0: as built)
+        out_specs = {name: spec for name, spec in pg_compile(self, level=0).outputs.items()}
+
+        nodes = []
+        for name, op, ins, outs, attrs in self.nodes:
+            a = {k: numpy_helper.from_array(np.asarray(v)) if isinstance(v, np.ndarray) else v
+                 for k, v in attrs.items()}
+            nodes.append(helper.make_node(op, ins, outs, name=name, **a))
+        graph = helper.make_graph(
+            nodes, "peregrine",
+            [value_info(n, *self.input_specs[n]) for n in self.inputs],
+            [value_info(n, *out_specs[n]) for n in self.outputs],
+            [numpy_helper.from_array(a, n) for n, a in self.initializers.items()])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                                  producer_name="peregrine_nb")
+        onnx.checker.check_model(model)
+        return model
 
     # -- display -------------------------------------------------------------
     def __str__(self) -> str:
