@@ -51,7 +51,14 @@ def draw_memory_plan(plan, arena_bytes: int, width: int = 64, legend: bool = Tru
                 for c in range(lo, min(hi, width)):
                     cells[c] = letter[r["tensor"]]
         lines.append(f"step {step:>{step_w}} |{''.join(cells)}| {_fmt_bytes(live):>{bytes_w}}")
-    if legend:
-        items = [f"{letter[r['tensor']]}={r['tensor']}" for r in rows]
-        lines.append(" ".join(items))
+    if legend:   # wrapped to the drawing's width (at least 80 columns)
+        line = ""
+        for r in rows:
+            item = f"{letter[r['tensor']]}={r['tensor']}"
+            if line and len(line) + 1 + len(item) > max(width + 20, 80):
+                lines.append(line)
+                line = item
+            else:
+                line = f"{line} {item}" if line else item
+        lines.append(line)
     return "\n".join(lines)
