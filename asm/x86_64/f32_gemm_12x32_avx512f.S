@@ -10,9 +10,8 @@
  * touched and the loop has no row branches; a tile of at most 8 (4) rows
  * runs a copy of the loop without the FMAs of rows 8-11 (4-11), which it
  * would throw away.  The C tile is prefetched before the loop.  The 12 row
- * pointers, the B
- * pointer, the A offset and the loop counter use all 15 spare GPRs, so mr
- * and k live on the stack.  Why 12 rows and not 14: 12 + 3 GPRs is all
+ * pointers, the B pointer, the A offset and the loop counter use all 15
+ * spare GPRs, so mr and k live on the stack.  Why 12 rows and not 14: 12 + 3 GPRs is all
  * there are, and a 128-row M (MiniLM) wastes 3% of a 12-row tile grid
  * against 9% of a 14-row one.
  *
