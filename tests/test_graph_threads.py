@@ -99,3 +99,15 @@ def test_transpose_tiled_odd_shapes(shape, perm):
     x = rng.standard_normal(shape).astype(np.float32)
     y = run_threads(one_node("Transpose", {"x": x.shape}, perm=list(perm)), {"x": x})
     np.testing.assert_array_equal(y, x.transpose(perm))
+
+
+@pytest.mark.parametrize("tb", [0, 1])
+def test_gemm_through_the_kernel(tb):
+    """Gemm packs B (or B^T, transB=1) into the step's scratch and runs the
+    SGEMM kernel; odd sizes cross the panel and tile edges."""
+    a = rng.standard_normal((37, 70)).astype(np.float32)
+    b = rng.standard_normal((53, 70) if tb else (70, 53)).astype(np.float32)
+    c = rng.standard_normal(53).astype(np.float32)
+    y = run_threads(one_node("Gemm", {"a": a.shape}, {"b": b, "c": c}, transB=tb), {"a": a})
+    ref = a.astype(np.float64) @ (b.T if tb else b).astype(np.float64) + c
+    np.testing.assert_allclose(y, ref, atol=1e-4, rtol=1e-5)

@@ -53,6 +53,34 @@ void pg_apply_act(pg_act_kind act, float *y, size_t n)
     }
 }
 
+void pg_gemm_pack_bt(size_t K, size_t N, const float *Bt, size_t ldb, size_t nr, float *dst)
+{
+    /* 8 stored rows (= panel columns) at a time: 8 sequential read streams,
+     * and each panel row gets 8 adjacent floats per visit */
+    for (size_t p = 0; p * nr < N; p++) {
+        size_t j0 = p * nr, w = N - j0 < nr ? N - j0 : nr;
+        float *panel = dst + p * K * nr;
+        size_t jb = 0;
+        for (; jb + 8 <= w; jb += 8) {
+            const float *r0 = Bt + (j0 + jb) * ldb;
+            for (size_t kk = 0; kk < K; kk++) {
+                float *o = panel + kk * nr + jb;
+                for (size_t t = 0; t < 8; t++)
+                    o[t] = r0[t * ldb + kk];
+            }
+        }
+        for (; jb < w; jb++) {
+            const float *row = Bt + (j0 + jb) * ldb;
+            for (size_t kk = 0; kk < K; kk++)
+                panel[kk * nr + jb] = row[kk];
+        }
+        if (w < nr)
+            for (size_t kk = 0; kk < K; kk++)
+                for (size_t jj = w; jj < nr; jj++)
+                    panel[kk * nr + jj] = 0.0f;
+    }
+}
+
 static float b_at(const pg_gemm_b *B, size_t K, size_t kk, size_t j)
 {
     if (B->packed) {
@@ -110,9 +138,11 @@ void pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, size_t 
         pg_packed_b pb = { v, K, N, nr, (N + nr - 1) / nr, NULL };
         if (B->packed && B->nr == nr && col0 % nr == 0) {
             pb.data = (float *)B->data + (col0 / nr) * K * nr;
-        } else if (!B->packed && !B->trans && k->scratch &&
-                   k->scratch_bytes >= pg_gemm_scratch_bytes(K, N)) {
-            pg_sgemm_pack_panels(K, N, B->data + col0, B->ldb, nr, k->scratch);
+        } else if (!B->packed && k->scratch && k->scratch_bytes >= pg_gemm_scratch_bytes(K, N)) {
+            if (B->trans)
+                pg_gemm_pack_bt(K, N, B->data + col0 * B->ldb, B->ldb, nr, k->scratch);
+            else
+                pg_sgemm_pack_panels(K, N, B->data + col0, B->ldb, nr, k->scratch);
             pb.data = k->scratch;
         }
         if (pb.data) {

@@ -3,8 +3,8 @@
  * B is row-major (ldb), transposed (B^T stored, ldb its row length) or a
  * constant pre-packed into the SGEMM kernel's NR-wide panels.  fp32 products
  * that the packed SGEMM kernel can take (alpha 1) go through it - packing B
- * into the step's scratch when it was not pre-packed; the rest is a plain
- * C loop. */
+ * (either way round) into the step's scratch when it was not pre-packed;
+ * the rest is a plain C loop. */
 #ifndef PG_EXEC_GEMM_H
 #define PG_EXEC_GEMM_H
 
@@ -30,6 +30,9 @@ typedef struct pg_gemm_b {
 void pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, size_t lda,
                const pg_gemm_b *B, size_t col0, float *C, size_t ldc,
                const float *bias, pg_act_kind act, float alpha);
+/* B = Bt^T (Bt stored [N, K], row length ldb) packed into nr-wide SGEMM
+ * panels: ceil(N/nr) * K * nr floats at dst, the columns past N zero. */
+void pg_gemm_pack_bt(size_t K, size_t N, const float *Bt, size_t ldb, size_t nr, float *dst);
 /* Scratch pg_gemm2d may use to pack a K x N (unpacked) B. */
 size_t pg_gemm_scratch_bytes(size_t K, size_t N);
 /* Applies an activation to n floats in place (the ones the SGEMM epilogue

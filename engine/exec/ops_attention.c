@@ -29,6 +29,7 @@
 #include "../core/threadpool.h"
 #include "../kernels/sgemm/sgemm.h"
 #include "../kernels/softmax/softmax.h"
+#include "gemm.h"
 #include "ops.h"
 
 #define TQ_MAX 64
@@ -91,24 +92,6 @@ typedef struct attn_job {
     size_t pairs;
 } attn_job;
 
-/* K [Sk, D] (row-major) packed as B = K^T [D, Sk]: panel p holds keys
- * p*nr .. p*nr+nr-1, row d of the panel their d-th components; keys past
- * Sk are zero. */
-static void pack_kt(size_t Sk, size_t D, const float *K, size_t nr, float *dst)
-{
-    for (size_t p = 0; p * nr < Sk; p++) {
-        size_t j0 = p * nr, w = Sk - j0 < nr ? Sk - j0 : nr;
-        float *panel = dst + p * D * nr;
-        for (size_t d = 0; d < D; d++) {
-            float *row = panel + d * nr;
-            for (size_t jj = 0; jj < w; jj++)
-                row[jj] = K[(j0 + jj) * D + d];
-            for (size_t jj = w; jj < nr; jj++)
-                row[jj] = 0.0f;
-        }
-    }
-}
-
 /* The additive mask row of query row i (absolute), or NULL for none. */
 static const float *mask_row(const attn_job *j, int64_t b, int64_t h, int64_t i, float *mrow)
 {
@@ -155,7 +138,7 @@ static void attend_pair(const attn_job *j, float *slot, size_t bh)
     if (j->ktr)
         pg_sgemm_pack_panels(D, Sk, k0, Sk, nr, Kp);
     else
-        pack_kt(Sk, D, k0, nr, Kp);
+        pg_gemm_pack_bt(D, Sk, k0, D, nr, Kp);   /* K [Sk, D] is B^T of B = K^T */
     /* V [Sk, Dv] with Dv == NR already is one panel */
     const float *Vb = Vp;
     if (Dv == nr)

@@ -91,7 +91,7 @@ size_t pg_exec_scratch_bytes_threads(const pg_node *n, const pg_tensor *const *i
         if (pg_ir_attr_int(n, "transA", 0))
             s = (size_t)pg_tensor_numel(in[0]) * sizeof(float) + 64;
         size_t K = (size_t)in[0]->shape[pg_ir_attr_int(n, "transA", 0) ? 0 : 1];
-        if (in[1]->layout != PG_LAYOUT_PACKED && !pg_ir_attr_int(n, "transB", 0))
+        if (in[1]->layout != PG_LAYOUT_PACKED)   /* B (or B^T) packed per run */
             s = pg_align_up(s) + pg_gemm_scratch_bytes(K, (size_t)out[0]->shape[1]);
         return s;
     }
