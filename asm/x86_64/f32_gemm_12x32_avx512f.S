@@ -40,6 +40,13 @@
 #define ARG_LDC [rsp + FRAME + 16]
 #define ARG_EP  [rsp + FRAME + 24]
 
+/* B is prefetched 16 k steps (2 KiB) ahead: when a B slice is not in L1
+ * (the first tile of each panel, or panels streaming from L2 in the
+ * driver's tall-A order) the hardware prefetcher alone leaves the loop
+ * waiting; measured +5-15% on 1024^3 and the MiniLM shapes.  Prefetches
+ * past the slice touch nothing architecturally. */
+#define B_PREFETCH 2048
+
 /* two A rows of one k step: broadcast into \t, two FMAs each */
 .macro ROW2 ra, rb, acc0, acc1, acc2, acc3, t0, t1, u
         vbroadcastss \t0, dword ptr [\ra + r11 + 4 * \u]
@@ -56,6 +63,8 @@
 .macro KSTEP rows, u
         vmovups zmm24, [r9 + 128 * \u]
         vmovups zmm25, [r9 + 128 * \u + 64]
+        prefetcht0 [r9 + 128 * \u + B_PREFETCH]
+        prefetcht0 [r9 + 128 * \u + B_PREFETCH + 64]
         ROW2    rcx, rax, zmm0, zmm1, zmm2, zmm3, zmm26, zmm27, \u
         ROW2    rbx, rbp, zmm4, zmm5, zmm6, zmm7, zmm28, zmm29, \u
 .if \rows > 4
