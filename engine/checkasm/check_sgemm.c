@@ -177,12 +177,13 @@ static int check_tiles(const pg_op *op, int v, bufs *b)
     return 1;
 }
 
-/* The driver's bigger shapes: K over several K blocks, and last, A taller
- * than half of a 2 MiB L2 in one K block (2000 x 136 floats for NR = 32),
- * which the driver runs by copying A tile by tile (one thread). */
+/* The driver's bigger shapes: K over several K blocks, and last two with
+ * A taller than half of a 2 MiB L2 (1500 rows x 184 floats), which the
+ * driver runs by copying A tile by tile (one thread), in one K block of
+ * the AVX2 kernel and in several. */
 #define BIG_SHAPES                                                                   \
     { { 64, 129, 300 }, { 13, 29, 1100 }, { 37, 50, 1000 }, { 100, 300, 777 },      \
-      { 8, 1536, 384 }, { 2000, 40, 400 } }
+      { 8, 1536, 384 }, { 2000, 40, 400 }, { 1500, 20, 1100 } }
 
 /* one driver case through the public API, variant v */
 static int check_driver_case(int v, bufs *b, size_t M, size_t N, size_t K, int threads)
