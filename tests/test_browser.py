@@ -165,7 +165,12 @@ IS_STEP = "(t) => /^\\d+: \\w+$/.test(t)"
 def _check_widgets_and_step_(page, shot: Path) -> dict:
     # widgets: the stepper's buttons and slider, the memory viewer's dropdown, the race's Run button
     prev = page.locator("button", has_text="prev").first
-    prev.wait_for(state="visible", timeout=RUN_TIMEOUT_MS)
+    try:
+        prev.wait_for(state="visible", timeout=120_000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError, said plainly
+        pytest.fail("the tour ran but its widgets did not render (no fusion stepper buttons): are the "
+                    "jupyterlab_widgets and anywidget front-end extensions installed in the prefix the "
+                    "server runs from? (`jupyter labextension list`)")
     page.locator("button", has_text="Run").first.wait_for(state="visible", timeout=60_000)
     assert page.locator(".widget-slider").count() >= 2, "the stepper's and the memory viewer's sliders"
     assert page.locator(".widget-dropdown select").count() >= 1, "the memory viewer's planner menu"

@@ -324,6 +324,10 @@ the `weight_prepack` pass), splits C into 6 x 16 tiles and hands each tile to a
 cut from that file when the notebook is generated; the numbers are its line
 numbers.
 
+This is the AVX2+FMA variant, the one every x86-64 CPU since Haswell (2013) runs;
+on a machine with AVX-512 the table above it may hold a wider tile of the same
+design, and `pg.cpu_mask("avx2")` (notebook 01) brings this one back.
+
 ### The register plan
 
 The header comment states the whole design. AVX2 has sixteen 256-bit `ymm`
