@@ -35,9 +35,6 @@ EXCLUDED: list[tuple[str, str]] = [
     (r"test_training_dropout.*", "Dropout in training mode (random masks) is not supported"),
     (r"test_dropout_.*mask.*", "Dropout's mask output is not supported (inference graphs do not read it)"),
     (r"test_dropout_(default|random)_old", "Dropout before opset 13 (version 10) is not supported"),
-    (r"test_(reduce_sum_empty_set.*|reshape_allowzero_reordered|split_zero_size_splits_opset\d+)",
-     "a zero-size input: CompiledModel.run passes NULL for an empty array and the engine "
-     "reports the input as not fed (reported to the graph/compiled.py owner)"),
     (r"test_pow_types_(int32|int64)_.*", "the engine's Pow takes float32 bases only"),
 ]
 

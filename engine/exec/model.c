@@ -245,7 +245,9 @@ pg_status pg_model_run(pg_model *m, int n_feeds, const char *const *names,
         }
         if (!data[f] && pg_tensor_numel(t) > 0)
             return pg_fail(PG_ERR_INVALID_ARG, "feed '%s' has no data", names[f]);
-        m->feeds[found] = data[f];
+        /* NULL marks "not fed", so an empty feed (nothing to read, maybe no
+         * buffer) gets the arena's address, which no step will read */
+        m->feeds[found] = data[f] ? data[f] : m->arena;
     }
     for (int i = 0; i < g->n_inputs; i++)
         if (!m->feeds[i])
