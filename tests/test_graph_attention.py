@@ -174,3 +174,134 @@ def test_mask_change_between_compile_and_run():
                              "v": (v.shape, np.float32)}, {}, 2)
     y = m.run({"q": q, "k": k, "v": v})["o"]
     np.testing.assert_allclose(y, reference(q, k, v, None, 1 / np.sqrt(D), 0, 0), atol=2e-5, rtol=1e-4)
+
+
+# ---- qkv_layout="bshd": Q, K, V and O as [B, S, H*D] rows ---------------------
+
+def run_bshd(B, H, Sq, Sk, D, Dv=None, mask_shape=None, mask_bool=False, causal=0, threads=1):
+    """FusedAttention over unsplit rows (head h = columns h*D..) against the
+    head-layout reference of the same numbers."""
+    Dv = Dv or D
+    q = rng.standard_normal((B, Sq, H * D)).astype(np.float32)
+    k = rng.standard_normal((B, Sk, H * D)).astype(np.float32)
+    v = rng.standard_normal((B, Sk, H * Dv)).astype(np.float32)
+    feeds = {"q": q, "k": k, "v": v}
+    mask = None
+    if mask_shape is not None:
+        if mask_bool:
+            mask = rng.random(mask_shape) > 0.3
+            mask[..., 0] = True
+        else:
+            mask = np.where(rng.random(mask_shape) > 0.25, 0.0, -1e4).astype(np.float32)
+        feeds["m"] = mask
+    attrs = {"qkv_layout": "bshd", "num_heads": H, "causal": causal}
+    m = attention_model({n: (a.shape, a.dtype) for n, a in feeds.items()}, attrs, threads)
+    y = m.run(feeds)["o"]
+    heads = lambda a, d: a.reshape(a.shape[0], a.shape[1], H, d).transpose(0, 2, 1, 3)  # noqa: E731
+    ref = reference(heads(q, D), heads(k, D), heads(v, Dv), mask, 1 / np.sqrt(D), causal, 0)
+    ref = ref.transpose(0, 2, 1, 3).reshape(B, Sq, H * Dv)
+    assert y.shape == (B, Sq, H * Dv)
+    return y, ref
+
+
+@pytest.mark.parametrize("B,H,S,D", [(1, 1, 5, 8), (1, 2, 31, 16), (2, 3, 65, 32), (1, 12, 128, 32),
+                                     (2, 4, 130, 17), (3, 6, 64, 64)])
+def test_bshd_vs_numpy(B, H, S, D):
+    y, ref = run_bshd(B, H, S, S, D, mask_shape=(B, 1, 1, S))
+    np.testing.assert_allclose(y, ref, atol=2e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("mask_shape,mask_bool,causal", [
+    (None, False, 0), ((2, 1, 1, 70), True, 0), ((2, 3, 19, 70), False, 0), ((2, 1, 19, 1), False, 0),
+    ((2, 1, 1, 70), False, 1), (None, False, 1)])
+def test_bshd_masks_and_sq_differs(mask_shape, mask_bool, causal):
+    y, ref = run_bshd(2, 3, 19, 70, 16, Dv=24, mask_shape=mask_shape, mask_bool=mask_bool, causal=causal)
+    np.testing.assert_allclose(y, ref, atol=2e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("B,H", [(1, 3), (2, 12)])
+def test_bshd_threads_bit_equal(B, H):
+    state = rng.bit_generator.state
+    y1, ref = run_bshd(B, H, 67, 67, 32, mask_shape=(B, 1, 1, 67), threads=1)
+    rng.bit_generator.state = state
+    y2, _ = run_bshd(B, H, 67, 67, 32, mask_shape=(B, 1, 1, 67), threads=2)
+    np.testing.assert_allclose(y1, ref, atol=2e-5, rtol=1e-4)
+    assert np.array_equal(y1, y2)
+
+
+@pytest.mark.parametrize("level", ["avx2", "c"])
+def test_bshd_every_kernel_width(level):
+    from peregrine_nb.cpu import cpu_levels, cpu_mask
+    if level not in cpu_levels():
+        pytest.skip(f"no {level} level on this machine")
+    with cpu_mask(level):
+        for S, D in [(37, 16), (70, 32), (33, 24)]:
+            y, ref = run_bshd(2, 3, S, S, D, mask_shape=(2, 1, 1, S), threads=2)
+            np.testing.assert_allclose(y, ref, atol=2e-5, rtol=1e-4)
+
+
+def test_bshd_bad_attributes_are_errors():
+    shapes = {"q": ((1, 4, 10), np.float32), "k": ((1, 4, 10), np.float32), "v": ((1, 4, 10), np.float32)}
+    for attrs, words in [({"qkv_layout": "bshd", "num_heads": 3}, "multiple"),
+                         ({"qkv_layout": "bshd"}, "num_heads"),
+                         ({"qkv_layout": "bshd", "num_heads": 2, "k_transposed": 1}, "k_transposed"),
+                         ({"qkv_layout": "hbsd", "num_heads": 2}, "qkv_layout")]:
+        with pytest.raises(pg.PeregrineError, match=words):
+            attention_model(shapes, attrs, 1)
+
+
+def _split_attention_graph(B, H, S, D, merge=True, mask=True):
+    """Projections' rows -> Reshape + Transpose per head split -> attention
+    -> Transpose + Reshape back, as BERT exports write it."""
+    g = pg.Graph()
+    for n in "qkv":
+        g.add_input("x" + n, (B, S, H * D))
+    g.add_initializer("shp4", np.array([B, S, H, D], np.int64))
+    shp4 = "shp4"
+    for n, perm in (("q", [0, 2, 1, 3]), ("k", [0, 2, 3, 1]), ("v", [0, 2, 1, 3])):
+        g.add_node("Reshape", ["x" + n, shp4], [n + "_r"])
+        g.add_node("Transpose", [n + "_r"], [n + "_h"], perm=perm)
+    g.add_node("MatMul", ["q_h", "k_h"], ["s"])
+    g.add_initializer("sd", np.float32(np.sqrt(D)))
+    g.add_node("Div", ["s", "sd"], ["ss"])
+    last = "ss"
+    if mask:
+        g.add_input("mask", (B, 1, 1, S))
+        g.add_node("Add", ["ss", "mask"], ["sm"])
+        last = "sm"
+    g.add_node("Softmax", [last], ["p"], axis=-1)
+    g.add_node("MatMul", ["p", "v_h"], ["o"])
+    if merge:
+        g.add_node("Transpose", ["o"], ["o_t"], perm=[0, 2, 1, 3])
+        g.add_initializer("shp3", np.array([B, S, H * D], np.int64))
+        g.add_node("Reshape", ["o_t", "shp3"], ["y"])
+        g.add_output("y")
+    else:
+        g.add_output("o")
+    return g
+
+
+@pytest.mark.parametrize("B,H,S,D,threads", [(1, 2, 9, 8, 1), (2, 4, 33, 16, 2), (1, 12, 128, 32, 2),
+                                             (3, 3, 70, 24, 1)])
+def test_bshd_fused_from_head_split_graph(B, H, S, D, threads):
+    g = _split_attention_graph(B, H, S, D)
+    feeds = {n: rng.standard_normal((B, S, H * D)).astype(np.float32) for n in ("xq", "xk", "xv")}
+    mk = np.zeros((B, 1, 1, S), np.float32)
+    mk[..., S // 2:] = -1e4
+    feeds["mask"] = mk
+    m = pg.compile(g, level=2, threads=threads)
+    assert m.op_types == ["FusedAttention"], m.op_types
+    y = m.run(feeds)["y"]
+    y0 = pg.compile(g, level=0).run(feeds)["y"]
+    np.testing.assert_allclose(y, y0, atol=2e-5, rtol=1e-4)
+
+
+def test_partial_head_split_keeps_head_layout():
+    """Without the merge after it, the split is not absorbed either: the
+    head layout stays (one qkv_layout per node, all four or none)."""
+    B, H, S, D = 1, 2, 12, 8
+    g = _split_attention_graph(B, H, S, D, merge=False, mask=False)
+    m = pg.compile(g, level=2)
+    assert m.op_types.count("Transpose") == 3 and "FusedAttention" in m.op_types
+    feeds = {n: rng.standard_normal((B, S, H * D)).astype(np.float32) for n in ("xq", "xk", "xv")}
+    np.testing.assert_allclose(m.run(feeds)["o"], pg.compile(g, level=0).run(feeds)["o"], atol=2e-5, rtol=1e-4)

@@ -132,13 +132,18 @@ def test_transformer_block_fuses_everything(block):
     att = log.by_name("attention_fusion").op_counts()
     assert att["FusedAttention"] == 1 and "Softmax" not in att and "MatMul" not in att
     final = log[-1].op_counts()
+    # the head split of Q, K, V and the merge of the context went into
+    # FusedAttention (qkv_layout=bshd): no Reshape, no Transpose is left
     assert final == {"QKVMatMul": 1, "FusedAttention": 1, "FusedMatMul": 3,
-                     "LayerNormalization": 2, "Add": 2, "Reshape": 4, "Transpose": 4}
+                     "LayerNormalization": 2, "Add": 2}
     nodes = {n.op: n for n in log[-1].nodes}
     assert nodes["QKVMatMul"].fused and "splits=[64,64,64]" in nodes["QKVMatMul"].attrs
     assert nodes["QKVMatMul"].shapes == ["1x16x64"] * 3
     assert "num_heads=4" in nodes["FusedAttention"].attrs
-    assert "k_transposed=1" in nodes["FusedAttention"].attrs
+    assert "k_transposed=0" in nodes["FusedAttention"].attrs
+    assert "qkv_layout=bshd" in nodes["FusedAttention"].attrs
+    assert nodes["FusedAttention"].shapes == ["1x16x64"]
+    assert nodes["FusedAttention"].inputs[:3] == nodes["QKVMatMul"].outputs
     assert nodes["FusedAttention"].inputs[3] == "mask"
     ffn1 = [n for n in log[-1].nodes if n.op == "FusedMatMul" and "activation=gelu" in n.attrs]
     assert len(ffn1) == 1
@@ -148,7 +153,9 @@ def test_transformer_block_fuses_everything(block):
     # reasons name the fused ops
     reasons = [x.reason for x in log.by_name("layernorm_fusion").changes]
     assert any(r.startswith("fused 9 nodes ReduceMean..Add into LayerNormalization") for r in reasons)
-    assert any("into FusedAttention" in x.reason for x in log.by_name("attention_fusion").changes)
+    att_reasons = [x.reason for x in log.by_name("attention_fusion").changes]
+    assert any(r.startswith("fused 13 nodes Reshape..Reshape into FusedAttention") for r in att_reasons)
+    assert any("qkv_layout=bshd" in r and "strides, not copies" in r for r in att_reasons)
 
 
 def test_transformer_block_outputs_match_numpy_at_every_level(block):

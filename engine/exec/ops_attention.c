@@ -16,6 +16,13 @@
  * compile-time thread count); a slot takes the next pair from a shared
  * counter, so a slow core does not hold the others up.
  *
+ * Layouts: qkv_layout "bhsd" (default) takes Q [B,H,Sq,D], K, V, O in the
+ * head layout, each head's rows contiguous; "bshd" takes Q [B,Sq,H*D],
+ * K [B,Sk,H*D], V [B,Sk,H*Dv] and writes O [B,Sq,H*Dv] (the projections'
+ * own layout: head h is columns h*D.. of every row).  The kernels take row
+ * strides already (the microkernel's A and C, the packs' source), so bshd
+ * only changes where a head starts and the stride between its rows.
+ *
  * Masks: a float mask whose key dimension is contiguous is handed to the
  * softmax kernel in place; a bool mask (false -> -inf), a mask broadcast
  * along the keys, or `causal` builds the row's additive mask in scratch.
@@ -60,17 +67,50 @@ static void geometry(const pg_sgemm_params *p, int64_t Sk, int64_t D, int64_t Dv
     g->slot_bytes = sizeof(float) * (g->kp + g->vp + g->s + g->mrow);
 }
 
-size_t pg_attention_scratch_bytes(const pg_tensor *q, const pg_tensor *v, int threads)
+/* The problem in the head layout's terms, whichever layout the node uses. */
+typedef struct attn_dims {
+    int64_t B, H, Sq, Sk, D, Dv;
+    int bshd;
+} attn_dims;
+
+static int is_bshd(const pg_node *n)
 {
+    return !strcmp(pg_ir_attr_string(n, "qkv_layout", "bhsd"), "bshd");
+}
+
+static void dims_of(const pg_node *n, const pg_tensor *q, const pg_tensor *v, attn_dims *d)
+{
+    d->bshd = is_bshd(n);
+    d->B = q->shape[0];
+    if (d->bshd) {
+        int64_t H = pg_ir_attr_int(n, "num_heads", 1);
+        d->H = H > 0 ? H : 1;
+        d->Sq = q->shape[1];
+        d->D = q->shape[2] / d->H;
+        d->Sk = v->shape[1];
+        d->Dv = v->shape[2] / d->H;
+    } else {
+        d->H = q->shape[1];
+        d->Sq = q->shape[2];
+        d->D = q->shape[3];
+        d->Sk = v->shape[2];
+        d->Dv = v->shape[3];
+    }
+}
+
+size_t pg_attention_scratch_bytes(const pg_node *n, const pg_tensor *q, const pg_tensor *v, int threads)
+{
+    attn_dims d;
+    dims_of(n, q, v, &d);
     /* sized for the widest variant of the table, so a model still runs
      * when the CPU mask changes the dispatched kernel after compiling */
     size_t slot = 0;
     for (int i = 0; i < pg_op_sgemm.count; i++) {
         attn_geom g;
-        geometry(pg_op_sgemm.variants[i].params, v->shape[2], q->shape[3], v->shape[3], &g);
+        geometry(pg_op_sgemm.variants[i].params, d.Sk, d.D, d.Dv, &g);
         slot = g.slot_bytes > slot ? g.slot_bytes : slot;
     }
-    int64_t pairs = q->shape[0] * q->shape[1];
+    int64_t pairs = d.B * d.H;
     size_t slots = threads > 1 ? (size_t)threads : 1;
     if ((int64_t)slots > pairs)
         slots = pairs > 0 ? (size_t)pairs : 1;
@@ -85,6 +125,8 @@ typedef struct attn_job {
     const void *mask;
     float *O;
     int64_t H, Sq, Sk, D, Dv, mst[4];
+    size_t ldq, ldk, ldv, ldo;      /* row strides (floats) */
+    int bshd;
     int ktr, causal, mask_bool;
     float scale;
     char *scratch;
@@ -125,37 +167,50 @@ static void attend_pair(const attn_job *j, float *slot, size_t bh)
     size_t nr = g->nr, mr = g->mr, lds = g->lds;
     int64_t b = (int64_t)bh / j->H, h = (int64_t)bh % j->H;
     size_t Sq = (size_t)j->Sq, Sk = (size_t)j->Sk, D = (size_t)j->D, Dv = (size_t)j->Dv;
-    const float *q0 = j->Q + bh * Sq * D;
-    const float *k0 = j->K + bh * Sk * D;
-    const float *v0 = j->V + bh * Sk * Dv;
-    float *o0 = j->O + bh * Sq * Dv;
+    size_t ldq = j->ldq, ldk = j->ldk, ldv = j->ldv, ldo = j->ldo;
+    const float *q0, *k0, *v0;
+    float *o0;
+    if (j->bshd) {
+        /* head h of batch b: columns h*D.. of batch b's rows */
+        size_t bb = (size_t)b, hh = (size_t)h;
+        q0 = j->Q + bb * Sq * ldq + hh * D;
+        k0 = j->K + bb * Sk * ldk + hh * D;
+        v0 = j->V + bb * Sk * ldv + hh * Dv;
+        o0 = j->O + bb * Sq * ldo + hh * Dv;
+    } else {
+        q0 = j->Q + bh * Sq * D;
+        k0 = j->K + bh * Sk * D;
+        v0 = j->V + bh * Sk * Dv;
+        o0 = j->O + bh * Sq * Dv;
+    }
     float *Kp = slot, *Vp = Kp + g->kp, *S = Vp + g->vp, *mrow = S + g->s;
     if (Sk == 0) {
-        for (size_t i = 0; i < Sq * Dv; i++)
-            o0[i] = NAN;   /* softmax over no keys */
+        for (size_t i = 0; i < Sq; i++)
+            for (size_t c = 0; c < Dv; c++)
+                o0[i * ldo + c] = NAN;   /* softmax over no keys */
         return;
     }
     if (j->ktr)
         pg_sgemm_pack_panels(D, Sk, k0, Sk, nr, Kp);
     else
-        pg_gemm_pack_bt(D, Sk, k0, D, nr, Kp);   /* K [Sk, D] is B^T of B = K^T */
-    /* V [Sk, Dv] with Dv == NR already is one panel */
+        pg_gemm_pack_bt(D, Sk, k0, ldk, nr, Kp);   /* K [Sk, D] is B^T of B = K^T */
+    /* V [Sk, Dv] with Dv == NR and its rows contiguous already is one panel */
     const float *Vb = Vp;
-    if (Dv == nr)
+    if (Dv == nr && ldv == Dv)
         Vb = v0;
     else
-        pg_sgemm_pack_panels(Sk, Dv, v0, Dv, nr, Vp);
+        pg_sgemm_pack_panels(Sk, Dv, v0, ldv, nr, Vp);
     pg_sgemm_epilogue ep = { NULL, PG_ACT_NONE, 0 };
     for (size_t i0 = 0; i0 < Sq; i0 += g->tq) {
         size_t t = Sq - i0 < g->tq ? Sq - i0 : g->tq;
-        const float *qt = q0 + i0 * D;
+        const float *qt = q0 + i0 * ldq;
         /* S[t, Sk] = Q_tile . K^T, one panel of keys at a time (its D x nr
          * slice stays in L1 while the row tiles pass over it) */
         for (size_t c = 0; c < Sk; c += nr) {
             size_t w = Sk - c < nr ? Sk - c : nr;
             const float *bp = Kp + (c / nr) * D * nr;
             for (size_t i = 0; i < t; i += mr)
-                j->kern(t - i < mr ? t - i : mr, w, D, qt + i * D, D, bp, S + i * lds + c, lds, &ep);
+                j->kern(t - i < mr ? t - i : mr, w, D, qt + i * ldq, ldq, bp, S + i * lds + c, lds, &ep);
         }
         for (size_t i = 0; i < t; i++) {
             float *si = S + i * lds;
@@ -167,7 +222,7 @@ static void attend_pair(const attn_job *j, float *slot, size_t bh)
             const float *bp = Vb + (c / nr) * Sk * nr;
             for (size_t i = 0; i < t; i += mr)
                 j->kern(t - i < mr ? t - i : mr, w, Sk, S + i * lds, lds, bp,
-                        o0 + (i0 + i) * Dv + c, Dv, &ep);
+                        o0 + (i0 + i) * ldo + c, ldo, &ep);
         }
     }
 }
@@ -191,12 +246,23 @@ pg_status pg_exec_attention(pg_kctx *k)
     attn_job *j = &(attn_job){ 0 };
     j->ktr = (int)pg_ir_attr_int(k->node, "k_transposed", 0);
     j->causal = (int)pg_ir_attr_int(k->node, "causal", 0);
-    int64_t B = q->shape[0];
-    j->H = q->shape[1];
-    j->Sq = q->shape[2];
-    j->D = q->shape[3];
-    j->Sk = v->shape[2];
-    j->Dv = v->shape[3];
+    attn_dims d;
+    dims_of(k->node, q, v, &d);
+    int64_t B = d.B;
+    j->H = d.H;
+    j->Sq = d.Sq;
+    j->D = d.D;
+    j->Sk = d.Sk;
+    j->Dv = d.Dv;
+    j->bshd = d.bshd;
+    if (d.bshd && j->ktr)
+        return pg_fail(PG_ERR_INVALID_ARG, "node '%s': qkv_layout=bshd takes K as rows (k_transposed=0)",
+                       k->node->name);
+    /* bshd: a row holds every head; bhsd: a head's rows are contiguous */
+    j->ldq = (size_t)(d.bshd ? d.H * d.D : d.D);
+    j->ldk = (size_t)(d.bshd ? d.H * d.D : d.D);
+    j->ldv = (size_t)(d.bshd ? d.H * d.Dv : d.Dv);
+    j->ldo = j->ldv;
     j->scale = pg_ir_attr_float(k->node, "scale", 1.0f / sqrtf((float)j->D));
     geometry(pg_op_select(&pg_op_sgemm)->params, j->Sk, j->D, j->Dv, &j->g);
     j->pairs = (size_t)(B * j->H);

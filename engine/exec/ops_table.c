@@ -4,7 +4,7 @@
 #include "gemm.h"
 #include "ops.h"
 
-size_t pg_attention_scratch_bytes(const pg_tensor *q, const pg_tensor *v, int threads);
+size_t pg_attention_scratch_bytes(const pg_node *n, const pg_tensor *q, const pg_tensor *v, int threads);
 
 pg_exec_fn pg_exec_lookup(pg_opcode op)
 {
@@ -85,7 +85,7 @@ size_t pg_exec_scratch_bytes_threads(const pg_node *n, const pg_tensor *const *i
 {
     switch (n->op) {
     case PG_OP_FUSED_ATTENTION:
-        return pg_attention_scratch_bytes(in[0], in[2], threads);
+        return pg_attention_scratch_bytes(n, in[0], in[2], threads);
     case PG_OP_GEMM: {
         size_t s = 0;
         if (pg_ir_attr_int(n, "transA", 0))

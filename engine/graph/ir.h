@@ -60,7 +60,11 @@
  *                     [B, H, Sq, Sk]; bool masks: false -> -inf)
  *                 out: O [B, H, Sq, Dv] = softmax(scale * Q.K^T + mask) . V
  *                 attrs: scale (float, default 1/sqrt(D)), k_transposed (int,
- *                        default 0), causal (int, default 0)
+ *                        default 0), causal (int, default 0), num_heads,
+ *                        qkv_layout ("bhsd" default, as above; "bshd": Q
+ *                        [B, Sq, H*D], K [B, Sk, H*D], V [B, Sk, H*Dv],
+ *                        O [B, Sq, H*Dv], H = num_heads, k_transposed 0:
+ *                        the head split/merge read as row strides)
  *                 Computed a tile of query rows x all keys at a time
  *                 (SGEMM microkernel, softmax kernel; engine/exec/
  *                 ops_attention.c): the full [Sq, Sk] matrix never exists.

@@ -369,10 +369,60 @@ static pg_status infer_matmul(infer_ctx *c)
     return PG_OK;
 }
 
+/* FusedAttention with qkv_layout = "bshd": Q [B,Sq,H*D], K [B,Sk,H*D],
+ * V [B,Sk,H*Dv] -> O [B,Sq,H*Dv] (heads side by side in each row). */
+static pg_status infer_attention_bshd(infer_ctx *c)
+{
+    pg_status st;
+    for (int i = 0; i < 3; i++) {
+        if ((st = need_float(c, i)))
+            return st;
+        if (c->in[i]->rank != 3)
+            return FAIL(PG_ERR_SHAPE, "input %d ('%s') must be 3-D [B,S,H*D] (qkv_layout=bshd)", i,
+                        c->in[i]->name);
+    }
+    const pg_tensor *q = c->in[0], *k = c->in[1], *v = c->in[2];
+    int64_t H = pg_ir_attr_int(c->n, "num_heads", 0);
+    if (H <= 0)
+        return FAIL(PG_ERR_GRAPH, "qkv_layout=bshd needs num_heads > 0");
+    if (q->shape[2] % H || v->shape[2] % H)
+        return FAIL(PG_ERR_SHAPE, "Q width %lld / V width %lld not a multiple of %lld heads",
+                    (long long)q->shape[2], (long long)v->shape[2], (long long)H);
+    if (pg_ir_attr_int(c->n, "k_transposed", 0))
+        return FAIL(PG_ERR_GRAPH, "qkv_layout=bshd takes K as rows of keys (k_transposed=0)");
+    if (k->shape[2] != q->shape[2] || v->shape[1] != k->shape[1])
+        return FAIL(PG_ERR_SHAPE, "Q/K/V do not agree: width %lld vs %lld, Sk %lld vs %lld",
+                    (long long)q->shape[2], (long long)k->shape[2], (long long)k->shape[1],
+                    (long long)v->shape[1]);
+    if (k->shape[0] != q->shape[0] || v->shape[0] != q->shape[0])
+        return FAIL(PG_ERR_SHAPE, "Q, K and V must share the batch dim");
+    if (has_in(c, 3)) {
+        const pg_tensor *m = c->in[3];
+        int64_t full[4] = { q->shape[0], H, q->shape[1], k->shape[1] };
+        if (m->rank > 4)
+            return FAIL(PG_ERR_SHAPE, "mask rank %d > 4", m->rank);
+        for (int d = 0; d < m->rank; d++) {
+            int64_t want = full[4 - m->rank + d];
+            if (m->shape[d] != 1 && m->shape[d] != want)
+                return FAIL(PG_ERR_SHAPE, "mask '%s' does not broadcast to [B,H,Sq,Sk]", m->name);
+        }
+        if (m->dtype != PG_DTYPE_FLOAT32 && m->dtype != PG_DTYPE_BOOL)
+            return FAIL(PG_ERR_DTYPE, "mask must be float32 or bool");
+    }
+    int64_t shape[3] = { q->shape[0], q->shape[1], v->shape[2] };
+    set_out(c, 0, PG_DTYPE_FLOAT32, 3, shape);
+    return PG_OK;
+}
+
 static pg_status infer_attention(infer_ctx *c)
 {
     pg_status st = need_inputs(c, 3, 4);
     if (st) return st;
+    const char *layout = pg_ir_attr_string(c->n, "qkv_layout", "bhsd");
+    if (!strcmp(layout, "bshd"))
+        return infer_attention_bshd(c);
+    if (strcmp(layout, "bhsd"))
+        return FAIL(PG_ERR_GRAPH, "qkv_layout '%s' is neither \"bhsd\" nor \"bshd\"", layout);
     for (int i = 0; i < 3; i++) {
         if ((st = need_float(c, i)))
             return st;

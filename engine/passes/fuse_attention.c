@@ -17,9 +17,19 @@
  *      1 when K^T came ready-made, and num_heads = H for the record.
  *
  * A Mul of Q by a constant read only by the product (the pre-scaled query
- * some exporters write) is absorbed into the scale too.  The head split
- * before (Reshape + Transpose of Q, K, V) and the merge after (Transpose +
- * Reshape of O) stay: FusedAttention works on the head layout.
+ * some exporters write) is absorbed into the scale too.
+ *
+ * The head split and merge around it go too when all four are there:
+ *
+ *   X [B,S,H*D] -> Reshape [B,S,H,D] -> Transpose(0,2,1,3) -> Q, V
+ *                                       (0,2,3,1 for a K^T, 0,2,1,3 for K)
+ *   O -> Transpose(0,2,1,3) -> Reshape [B,Sq,H*Dv] -> Y
+ *
+ *   -> FusedAttention(Xq, Xk, Xv, mask) -> Y with qkv_layout = "bshd":
+ *      the executor reads head h of each row at column h*D of the unsplit
+ *      rows (a row stride of H*D) and writes O the same way, so the four
+ *      Transposes (each a copy of a whole activation) never run.  Only all
+ *      four together: a partial match keeps the head layout.
  * Preconditions: every intermediate read once; the mask a float32 or bool
  * tensor broadcasting to [B,H,Sq,Sk] without growing the scores. */
 #include <math.h>
@@ -36,6 +46,55 @@ static int is_swap_last2(const pg_graph *g, const pg_node *tr)
     if (!x || x->rank != 4 || !p || np != 4)
         return 0;
     return p[0] == 0 && p[1] == 1 && p[2] == 3 && p[3] == 2;
+}
+
+static int perm_is(const pg_node *tr, int a, int b, int c, int d)
+{
+    int np = 0;
+    const int64_t *p = pg_ir_attr_ints(tr, "perm", &np);
+    return p && np == 4 && p[0] == a && p[1] == b && p[2] == c && p[3] == d;
+}
+
+/* t = Transpose(perm)(Reshape(X [B,S,H*D] -> [B,S,H,D])), both read once:
+ * X in *src, the two nodes (data order) in nodes. */
+static int head_split(const pg_graph *g, int t, int p3, int p4, int *src, int nodes[2])
+{
+    pg_node *tr = pm_producer(g, t, PG_OP_TRANSPOSE);
+    if (!tr || pm_uses(g, t) != 1 || !perm_is(tr, 0, 2, p3, p4))
+        return 0;
+    int r4 = tr->inputs[0];
+    pg_node *rs = pm_producer(g, r4, PG_OP_RESHAPE);
+    if (!rs || pm_uses(g, r4) != 1)
+        return 0;
+    const pg_tensor *x = pm_tensor(g, rs->inputs[0]), *y = pm_tensor(g, r4);
+    if (!x || !y || x->rank != 3 || y->rank != 4 || x->dtype != PG_DTYPE_FLOAT32 ||
+        x->shape[0] != y->shape[0] || x->shape[1] != y->shape[1] ||
+        x->shape[2] != y->shape[2] * y->shape[3])
+        return 0;
+    *src = x->id;
+    nodes[0] = rs->id;
+    nodes[1] = tr->id;
+    return 1;
+}
+
+/* O -> Transpose(0,2,1,3) -> Reshape [B,Sq,H*Dv], each read once: the
+ * Reshape's output in *dst. */
+static int head_merge(const pg_graph *g, int o, int *dst, int nodes[2])
+{
+    pg_node *tr = pm_sole_consumer(g, o, PG_OP_TRANSPOSE);
+    if (!tr || !perm_is(tr, 0, 2, 1, 3))
+        return 0;
+    pg_node *rs = pm_sole_consumer(g, tr->outputs[0], PG_OP_RESHAPE);
+    if (!rs || rs->inputs[0] != tr->outputs[0])
+        return 0;
+    const pg_tensor *x = pm_tensor(g, tr->outputs[0]), *y = pm_tensor(g, rs->outputs[0]);
+    if (!x || !y || x->rank != 4 || y->rank != 3 || y->shape[0] != x->shape[0] ||
+        y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] * x->shape[3])
+        return 0;
+    *dst = y->id;
+    nodes[0] = tr->id;
+    nodes[1] = rs->id;
+    return 1;
 }
 
 static int mask_fits(const pg_tensor *m, const pg_tensor *scores)
@@ -59,7 +118,7 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
     int64_t axis = pg_ir_attr_int(sm, "axis", -1);
     if (axis != -1 && axis != 3)
         return 0;
-    int nodes[8], n = 0;
+    int nodes[16], n = 0;
     /* after: Softmax -> MatMul(P, V) */
     pg_node *pv = pm_sole_consumer(g, sm->outputs[0], PG_OP_MATMUL);
     if (!pv || pv->inputs[0] != sm->outputs[0])
@@ -140,7 +199,19 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
     int64_t Sk = kt->shape[k_transposed ? 3 : 2];
     if (D != Dk || vt->shape[2] != Sk)
         return 0;
+    /* the head split of Q, K, V and the merge of O, all or none */
+    int xq = -1, xk = -1, xv = -1, y = -1, sq[2] = { 0 }, sk[2] = { 0 }, sv[2] = { 0 }, mo[2] = { 0 };
+    int bshd = head_split(g, Q, 1, 3, &xq, sq) &&
+               head_split(g, K, k_transposed ? 3 : 1, k_transposed ? 1 : 3, &xk, sk) &&
+               head_split(g, V, 1, 3, &xv, sv) && head_merge(g, pv->outputs[0], &y, mo);
     /* nodes in data order */
+    if (bshd) {
+        int *splits[3] = { sq, sk, sv };
+        for (int i = 0; i < 3; i++) {
+            nodes[n++] = splits[i][0];
+            nodes[n++] = splits[i][1];
+        }
+    }
     if (qscale)
         nodes[n++] = qscale->id;
     if (ktr)
@@ -150,14 +221,35 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
         nodes[n++] = pre[i]->id;
     nodes[n++] = sm->id;
     nodes[n++] = pv->id;
+    if (bshd) {
+        nodes[n++] = mo[0];
+        nodes[n++] = mo[1];
+    }
     int ins[4] = { Q, K, V, mask }, out = pv->outputs[0];
+    if (bshd) {
+        ins[0] = xq;
+        ins[1] = xk;
+        ins[2] = xv;
+        out = y;
+    }
     int64_t H = qt->shape[1];
     int f = pg_pass_fuse(c, g, nodes, n, "FusedAttention", "attn", ins, mask >= 0 ? 4 : 3, &out, 1);
     if (f < 0)
         return -1;
-    pg_ir_set_attr_float(g->nodes[f], "scale", (float)scale);
-    pg_ir_set_attr_int(g->nodes[f], "k_transposed", k_transposed);
-    pg_ir_set_attr_int(g->nodes[f], "num_heads", H);
+    pg_node *fn = g->nodes[f];
+    pg_ir_set_attr_float(fn, "scale", (float)scale);
+    /* in bshd K is always rows of keys: its head split is absorbed whichever
+     * way it pointed */
+    pg_ir_set_attr_int(fn, "k_transposed", bshd ? 0 : k_transposed);
+    pg_ir_set_attr_int(fn, "num_heads", H);
+    if (bshd) {
+        pg_ir_set_attr_string(fn, "qkv_layout", "bshd");
+        pg_pass_note(c, g, PG_PASS_REWRITTEN, f, 1,
+                     "'%s' reads Q, K, V as [B,S,H*D] rows and writes [B,S,H*Dv] "
+                     "(qkv_layout=bshd, %lld heads): the head split (3 Reshape + 3 Transpose) "
+                     "and merge (Transpose + Reshape) are strides, not copies",
+                     fn->name, (long long)H);
+    }
     return 1;
 }
 
@@ -175,6 +267,7 @@ static pg_status run_attention(pg_graph *g, pg_pass_ctx *c)
 
 const pg_pass_def pg_pass_attention_fusion = {
     "attention_fusion", 2,
-    "MatMul(Q, K^T) / scale + mask -> Softmax -> MatMul(., V) -> FusedAttention",
+    "MatMul(Q, K^T) / scale + mask -> Softmax -> MatMul(., V) -> FusedAttention "
+    "(with the head split/merge Reshape+Transpose: qkv_layout=bshd)",
     run_attention,
 };
