@@ -363,6 +363,67 @@ def test_matmul_add_not_fused_when_bias_broadcasts_rows_or_is_not_constant():
     run_levels(g, {"x": f32(4, 8), "b": f32(8)})
 
 
+@pytest.mark.parametrize("tb,alpha,beta,cshape,act", [
+    (1, 1.0, 1.0, (24,), None), (0, 1.0, 1.0, (1, 24), "Relu"), (1, 0.5, 2.0, (24,), None),
+    (0, 2.0, 0.0, (24,), "Tanh"), (1, 1.0, 1.0, None, "Sigmoid")])
+def test_gemm_constant_b_becomes_packed_fused_matmul(tb, alpha, beta, cshape, act):
+    g = pg.Graph()
+    g.add_input("x", (5, 40))
+    bmat = f32(24, 40) if tb else f32(40, 24)
+    ins = ["x", c(g, "B", bmat)]
+    cmat = f32(*cshape) if cshape else None
+    if cshape:
+        ins.append(c(g, "C", cmat))
+    g.add_node("Gemm", ins, ["z"], transB=tb, alpha=alpha, beta=beta)
+    g.add_node(act or "Identity", ["z"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=3)
+    assert ops_after(m) == {"FusedMatMul": 1}, ops_after(m)
+    node = pass_log(m)[-1].nodes[0]
+    assert "packed" in node.in_shapes[1] and node.in_shapes[1].startswith("40x24")
+    assert f"activation={(act or 'none').lower()}" in node.attrs
+    assert (len(node.inputs) == 3) == (cshape is not None and beta != 0.0)
+    reasons = [x.reason for x in pass_log(m).by_name("matmul_epilogue_fusion").changes]
+    assert any(r.startswith("fused") and "Gemm" in r and "FusedMatMul" in r for r in reasons)
+    if tb or alpha != 1.0 or beta not in (0.0, 1.0):
+        assert any("made once at compile time" in r for r in reasons)
+    x = f32(5, 40)
+    ref = alpha * (x.astype(np.float64) @ (bmat.T if tb else bmat))
+    if cshape:
+        ref = ref + beta * cmat
+    ref = {"Relu": lambda v: np.maximum(v, 0), "Tanh": np.tanh,
+           "Sigmoid": lambda v: 1 / (1 + np.exp(-v)), None: lambda v: v}[act](ref)
+    np.testing.assert_allclose(m.run({"x": x})["y"], ref, rtol=1e-4, atol=1e-4)
+    run_levels(g, {"x": x})
+
+
+def test_gemm_not_fused_when_c_varies_by_row_or_a_is_transposed():
+    g = pg.Graph()
+    g.add_input("x", (5, 8))
+    g.add_node("Gemm", ["x", c(g, "B", f32(8, 6)), c(g, "C", f32(5, 6))], ["y"])
+    g.add_node("Gemm", ["x", c(g, "B2", f32(5, 6))], ["y2"], transA=1)
+    g.add_output("y")
+    g.add_output("y2")
+    assert ops_after(pg.compile(g, level=3)) == {"Gemm": 2}
+    run_levels(g, {"x": f32(5, 8)})
+
+
+def test_matmul_of_a_transposed_constant_weight_is_packed():
+    """MatMul(x, Transpose(W)): constant folding transposes W once, the
+    weight is then packed like any other."""
+    g = pg.Graph()
+    g.add_input("x", (3, 7, 32))
+    w = f32(48, 32)
+    g.add_node("Transpose", [c(g, "w", w)], ["wt"], perm=[1, 0])
+    g.add_node("MatMul", ["x", "wt"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=3)
+    assert ops_after(m) == {"MatMul": 1}
+    assert "packed" in pass_log(m)[-1].nodes[0].in_shapes[1]
+    x = f32(3, 7, 32)
+    np.testing.assert_allclose(m.run({"x": x})["y"], x @ w.T, rtol=1e-4, atol=1e-4)
+
+
 def test_qkv_mixed_bias_and_plain_matmuls():
     g = pg.Graph()
     g.add_input("x", (1, 6, 16))

@@ -8,6 +8,13 @@
  * constant weight followed directly by an activation fuses the same way
  * without a bias.  Every intermediate must be read only by the next node.
  *
+ *   Gemm(A [M,K], B constant, C constant per column | none) [-> activation]
+ *   -> FusedMatMul(A, W, bias)
+ * with transA = 0 and any transB, alpha, beta: W = alpha * op(B) [K, N] and
+ * bias = beta * C are new constants made here when they differ from B and C
+ * (a transB = 1 weight is transposed once now; weight_prepack then packs
+ * it, instead of the Gemm executor re-packing B^T on every run).
+ *
  * qkv_fusion:
  *   three MatMul / FusedMatMul reading the same A with constant [K, Ni]
  *   weights (the same K, the same activation and alpha)
@@ -19,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/alloc.h"
 #include "match.h"
 #include "pass.h"
 
@@ -95,6 +103,90 @@ static int try_epilogue(pg_graph *g, pg_pass_ctx *c, pg_node *mm)
     return 1;
 }
 
+/* A new float32 constant named after `like` holding `data` (copied). */
+static int new_const(pg_graph *g, const char *like, const char *suffix, int rank, const int64_t *shape,
+                     const float *data, size_t count)
+{
+    char base[96], name[96];
+    snprintf(base, sizeof base, "%s_%s", like, suffix);
+    pg_ir_unique_name(g, base, name, sizeof name);
+    int t = pg_ir_add_const(g, name, PG_DTYPE_FLOAT32, rank, shape, NULL);
+    if (t >= 0)
+        memcpy(g->tensors[t]->data, data, sizeof(float) * count);
+    return t;
+}
+
+static int try_gemm(pg_graph *g, pg_pass_ctx *c, pg_node *gm)
+{
+    int64_t R, Cc;
+    if (gm->n_inputs < 2 || gm->n_inputs > 3 || pg_ir_attr_int(gm, "transA", 0) ||
+        !const_weight(g, gm->inputs[1], &R, &Cc))
+        return 0;
+    const pg_tensor *a = pm_tensor(g, gm->inputs[0]), *y = pm_tensor(g, gm->outputs[0]);
+    if (!a || a->rank != 2 || a->dtype != PG_DTYPE_FLOAT32 || !y || y->rank != 2)
+        return 0;
+    int tb = pg_ir_attr_int(gm, "transB", 0) != 0;
+    int64_t K = tb ? Cc : R, N = tb ? R : Cc;
+    float alpha = pg_ir_attr_float(gm, "alpha", 1.0f), beta = pg_ir_attr_float(gm, "beta", 1.0f);
+    int cin = gm->n_inputs > 2 ? gm->inputs[2] : -1;
+    if (cin >= 0 && (!col_bias(g, cin, N) || g->tensors[cin]->rank > 2))
+        return 0;   /* a C varying along the rows is no per-column bias */
+    if (a->shape[1] != K || y->shape[1] != N)
+        return 0;
+    /* the activation after it, read only by it */
+    int nodes[2] = { gm->id }, n = 1, out = gm->outputs[0];
+    const char *act = "none";
+    pg_node *an = pm_sole_consumer(g, out, PG_OP_UNKNOWN);
+    if (an && an->n_inputs == 1 && act_name(an)) {
+        act = act_name(an);
+        nodes[n++] = an->id;
+        out = an->outputs[0];
+    }
+    int w = gm->inputs[1], bias = cin >= 0 && beta != 0.0f ? cin : -1;
+    const pg_tensor *bt = g->tensors[w];
+    if (tb || alpha != 1.0f) {
+        size_t cnt = (size_t)(K * N);
+        float *tmp = pg_malloc(sizeof(float) * (cnt ? cnt : 1));
+        if (!tmp)
+            return pg_fail(PG_ERR_NOMEM, "out of memory transposing Gemm weight '%s'", bt->name), -1;
+        const float *src = bt->data;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++)
+                tmp[k * N + j] = alpha * (tb ? src[j * K + k] : src[k * N + j]);
+        int64_t shape[2] = { K, N };
+        w = new_const(g, bt->name, tb ? "t" : "scaled", 2, shape, tmp, cnt);
+        pg_free(tmp);
+        if (w < 0)
+            return -1;
+    }
+    if (bias >= 0 && beta != 1.0f) {
+        const pg_tensor *ct = g->tensors[bias];
+        float *tmp = pg_malloc(sizeof(float) * (size_t)(N ? N : 1));
+        if (!tmp)
+            return pg_fail(PG_ERR_NOMEM, "out of memory scaling Gemm bias '%s'", ct->name), -1;
+        for (int64_t j = 0; j < N; j++)
+            tmp[j] = beta * ((const float *)ct->data)[j];
+        bias = new_const(g, ct->name, "scaled", 1, &N, tmp, (size_t)N);
+        pg_free(tmp);
+        if (bias < 0)
+            return -1;
+    }
+    char gname[96];
+    snprintf(gname, sizeof gname, "%s", gm->name);
+    int ins[3] = { gm->inputs[0], w, bias };
+    int f = pg_pass_fuse(c, g, nodes, n, "FusedMatMul", "fmm", ins, bias >= 0 ? 3 : 2, &out, 1);
+    if (f < 0)
+        return -1;
+    pg_ir_set_attr_string(g->nodes[f], "activation", act);
+    if (tb || alpha != 1.0f || (bias >= 0 && beta != 1.0f))
+        pg_pass_note(c, g, PG_PASS_REWRITTEN, f, 1,
+                     "Gemm '%s' (transB=%d, alpha=%g, beta=%g): weight '%s' [%lld x %lld] made once "
+                     "at compile time%s, so it can be packed", gname, tb, (double)alpha, (double)beta,
+                     g->tensors[w]->name, (long long)K, (long long)N,
+                     tb ? " as B^T" : "");
+    return 1;
+}
+
 static pg_status run_epilogue(pg_graph *g, pg_pass_ctx *c)
 {
     pg_status st = pg_pass_need_shapes(g, c);
@@ -103,6 +195,9 @@ static pg_status run_epilogue(pg_graph *g, pg_pass_ctx *c)
     int n0 = g->n_nodes;
     for (int id = 0; id < n0; id++)
         if (g->nodes[id] && g->nodes[id]->op == PG_OP_MATMUL && try_epilogue(g, c, g->nodes[id]) < 0)
+            return pg_last_status();
+    for (int id = 0; id < n0; id++)
+        if (g->nodes[id] && g->nodes[id]->op == PG_OP_GEMM && try_gemm(g, c, g->nodes[id]) < 0)
             return pg_last_status();
     return PG_OK;
 }
@@ -224,7 +319,7 @@ static pg_status run_qkv(pg_graph *g, pg_pass_ctx *c)
 
 const pg_pass_def pg_pass_matmul_epilogue_fusion = {
     "matmul_epilogue_fusion", 2,
-    "MatMul(A, const W) + per-column bias (+ Relu/Gelu/...) -> FusedMatMul",
+    "MatMul(A, const W) + per-column bias (+ Relu/Gelu/...), Gemm(A, const B, C) -> FusedMatMul",
     run_epilogue,
 };
 
