@@ -87,6 +87,7 @@ struct pg_llm {
     float *k_cache, *v_cache;    /* [layer][pos][n_head_kv * head_dim] */
     float *rope_cos, *rope_sin;  /* [pos][head_dim / 2] */
     float *scores;               /* per head: n_ctx floats */
+    float *att_acc;              /* per head: 64 x 64 floats (llm_attention.c) */
     int32_t *ids;                /* the current batch's token ids */
 
     llm_step *steps;

@@ -78,7 +78,64 @@ typedef struct att_ctx {
     pg_llm *m;
     const float *kc, *vc;
     pg_f32_softmax_fn softmax;
+    float *acc;              /* per head: 64 x 64 accumulator lanes */
 } att_ctx;
+
+/* The two attention products in the order ggml's CPU backend sums them
+ * (ggml_vec_dot_f16 built for AVX-512: four accumulators of 16 lanes over
+ * steps of 64, folded 0+2, 1+3, then 0+1, then the 16 lanes by halves;
+ * a tail past the last full step added one by one in double).  Every
+ * operand is an f16 value here, so each product is exact in f32 and only
+ * the order of the additions can differ: keeping ggml's order keeps the
+ * scores and the head outputs bit-equal to llama.cpp's.  The lane loops
+ * are plain elementwise C the compiler vectorises. */
+static float fold16(const float *s)
+{
+    float t8[8], t4[4];
+    for (int l = 0; l < 8; l++)
+        t8[l] = s[l] + s[l + 8];
+    for (int l = 0; l < 4; l++)
+        t4[l] = t8[l] + t8[l + 4];
+    return (t4[0] + t4[1]) + (t4[2] + t4[3]);
+}
+
+/* q . k over one head of 64 (one full step). */
+static float dot64_ggml(const float *q, const float *k)
+{
+    float s[16];
+    for (int l = 0; l < 16; l++)
+        s[l] = (q[l] * k[l] + q[l + 32] * k[l + 32]) + (q[l + 16] * k[l + 16] + q[l + 48] * k[l + 48]);
+    return fold16(s);
+}
+
+/* out[d] = sum_j p[j] v[j * ldv + d], d < 64: acc holds, per d, the 64
+ * lanes of the four accumulators (acc[(16 a + l) * 64 + d]). */
+static void pv_ggml(int n, const float *p, const float *v, size_t ldv, float *acc, float *out)
+{
+    int np = n & ~63;
+    memset(acc, 0, 64 * 64 * sizeof(float));
+    for (int j0 = 0; j0 < np; j0 += 64)
+        for (int r = 0; r < 64; r++) {
+            const float *vr = v + (size_t)(j0 + r) * ldv;
+            float pr = p[j0 + r];
+            float *a = acc + r * 64;
+            for (int d = 0; d < 64; d++)
+                a[d] += vr[d] * pr;
+        }
+    for (int d = 0; d < 64; d++) {
+        double sum = 0.0;
+        if (np) {
+            float s[16];
+            for (int l = 0; l < 16; l++)
+                s[l] = (acc[l * 64 + d] + acc[(l + 32) * 64 + d]) +
+                       (acc[(l + 16) * 64 + d] + acc[(l + 48) * 64 + d]);
+            sum = fold16(s);
+        }
+        for (int j = np; j < n; j++)
+            sum += (double)(v[(size_t)j * ldv + d] * p[j]);
+        out[d] = (float)sum;
+    }
+}
 
 /* One query head over every token of the batch. */
 static void att_task(void *p, size_t h)
@@ -94,23 +151,12 @@ static void att_task(void *p, size_t h)
     for (int i = 0; i < m->run_n; i++) {
         int n_kv = m->run_pos + i + 1;
         const float *q = m->q + i * qd + h * hd;
-        for (int j = 0; j < n_kv; j++) {
-            const float *k = c->kc + (size_t)j * kd + kvh * hd;
-            float s = 0.0f;
-            for (int d = 0; d < hd; d++)
-                s += q[d] * k[d];
-            sc[j] = s;
-        }
+        for (int j = 0; j < n_kv; j++)
+            sc[j] = dot64_ggml(q, c->kc + (size_t)j * kd + kvh * hd);
         c->softmax((size_t)n_kv, sc, scale, NULL, sc);
         round_f16(sc, sc, (size_t)n_kv);
-        float *o = m->att + i * qd + h * hd;
-        memset(o, 0, (size_t)hd * sizeof(float));
-        for (int j = 0; j < n_kv; j++) {
-            const float *v = c->vc + (size_t)j * kd + kvh * hd;
-            float pj = sc[j];
-            for (int d = 0; d < hd; d++)
-                o[d] += pj * v[d];
-        }
+        pv_ggml(n_kv, sc, c->vc + kvh * hd, kd, c->acc + h * 64 * 64,
+                m->att + i * qd + h * hd);
     }
 }
 
@@ -119,6 +165,6 @@ void llm_attention(pg_llm *m, int layer)
     size_t kd = (size_t)m->hp.n_head_kv * m->hp.head_dim;
     att_ctx c = { m, m->k_cache + (size_t)layer * m->n_ctx * kd,
                   m->v_cache + (size_t)layer * m->n_ctx * kd,
-                  (pg_f32_softmax_fn)pg_op_select(&pg_op_softmax)->fn };
+                  (pg_f32_softmax_fn)pg_op_select(&pg_op_softmax)->fn, m->att_acc };
     pg_parallel_for((size_t)m->hp.n_head, att_task, &c, m->threads);
 }

@@ -76,6 +76,9 @@ static pg_status read_hparams(pg_llm *m)
     pg_status st = meta_int(g, "llama.rope.dimension_count", 0, hp->head_dim, &rope_dims);
     if (st)
         return st;
+    if (hp->head_dim != 64)
+        return pg_fail(PG_ERR_UNSUPPORTED, "llm: head size %d (the attention is written for 64)",
+                       hp->head_dim);
     if (rope_dims != hp->head_dim || hp->head_dim % 2)
         return pg_fail(PG_ERR_UNSUPPORTED, "llm: partial RoPE (%lld of %d dims) is not supported",
                        (long long)rope_dims, hp->head_dim);
@@ -214,6 +217,7 @@ static pg_status plan_arena(pg_llm *m)
         { (void **)&m->rope_cos, C * (size_t)hp->head_dim / 2 * 4 },
         { (void **)&m->rope_sin, C * (size_t)hp->head_dim / 2 * 4 },
         { (void **)&m->scores, (size_t)hp->n_head * C * 4 },
+        { (void **)&m->att_acc, (size_t)hp->n_head * 64 * 64 * 4 },
         { (void **)&m->ids, B * 4 },
     };
     size_t total = 0;
