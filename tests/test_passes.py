@@ -301,6 +301,96 @@ def test_gelu_wrong_constant_not_fused():
     assert "Gelu" not in ops_after(pg.compile(g, level=2))
 
 
+def _gelu_tanh_graph(cube, tail, shape=(3, 32)):
+    """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) as exporters
+    write it: x^3 by Pow or two Muls, the three tails of the erf form."""
+    g = pg.Graph()
+    g.add_input("x", shape)
+    if cube == "pow":
+        g.add_node("Pow", ["x", c(g, "three", 3.0)], ["x3"])
+    elif cube == "mul_sq_x":
+        g.add_node("Mul", ["x", "x"], ["sq"])
+        g.add_node("Mul", ["sq", "x"], ["x3"])
+    else:   # x * (x * x)
+        g.add_node("Mul", ["x", "x"], ["sq"])
+        g.add_node("Mul", ["x", "sq"], ["x3"])
+    g.add_node("Mul", [c(g, "k", 0.044715), "x3"], ["kx3"])
+    g.add_node("Add", ["kx3", "x"], ["inner"])
+    g.add_node("Mul", ["inner", c(g, "s2pi", math.sqrt(2 / math.pi))], ["u"])
+    g.add_node("Tanh", ["u"], ["t"])
+    g.add_node("Add", ["t", c(g, "one", 1.0)], ["a"])
+    if tail == "torch":
+        g.add_node("Mul", ["x", "a"], ["m"])
+        g.add_node("Mul", ["m", c(g, "half", 0.5)], ["y"])
+    elif tail == "gpt2":                              # (0.5 * x) * (1 + tanh)
+        g.add_node("Mul", [c(g, "half", 0.5), "x"], ["h"])
+        g.add_node("Mul", ["h", "a"], ["y"])
+    else:
+        g.add_node("Mul", ["a", c(g, "half", 0.5)], ["h"])
+        g.add_node("Mul", ["h", "x"], ["y"])
+    g.add_output("y")
+    return g
+
+
+def gelu_tanh_ref(x):
+    x = x.astype(np.float64)
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+@pytest.mark.parametrize("cube,tail", [("pow", "torch"), ("mul_sq_x", "gpt2"), ("mul_x_sq", "half_first"),
+                                       ("pow", "gpt2")])
+def test_gelu_tanh_variants(cube, tail):
+    g = _gelu_tanh_graph(cube, tail)
+    m = pg.compile(g, level=2)
+    assert ops_after(m) == {"Gelu": 1}, ops_after(m)
+    node = pass_log(m)[-1].nodes[0]
+    assert "approximate=tanh" in node.attrs and node.inputs == ["x"]
+    reasons = [x.reason for x in pass_log(m).by_name("gelu_fusion").changes]
+    assert any(r.startswith("fused") and "into Gelu" in r for r in reasons)
+    x = f32(3, 32, scale=3.0)
+    np.testing.assert_allclose(m.run({"x": x})["y"], gelu_tanh_ref(x), rtol=1e-5, atol=1e-5)
+    run_levels(g, {"x": x})
+
+
+def test_gelu_tanh_after_a_matmul_becomes_its_epilogue():
+    g = pg.Graph()
+    g.add_input("x0", (4, 16))
+    g.add_node("MatMul", ["x0", c(g, "w", f32(16, 24))], ["mm"])
+    g.add_node("Add", ["mm", c(g, "b", f32(24))], ["x"])
+    # the tanh-GELU chain over the biased product, operands the other way round
+    g.add_node("Pow", ["x", c(g, "three", 3.0)], ["x3"])
+    g.add_node("Mul", [c(g, "k", 0.044715), "x3"], ["kx3"])
+    g.add_node("Add", ["x", "kx3"], ["inner"])
+    g.add_node("Mul", [c(g, "s2pi", math.sqrt(2 / math.pi)), "inner"], ["u"])
+    g.add_node("Tanh", ["u"], ["t"])
+    g.add_node("Add", [c(g, "one", 1.0), "t"], ["a"])
+    g.add_node("Mul", ["x", "a"], ["m"])
+    g.add_node("Mul", ["m", c(g, "half", 0.5)], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=3)
+    assert ops_after(m) == {"FusedMatMul": 1}, ops_after(m)
+    assert "activation=gelu_tanh" in pass_log(m)[-1].nodes[0].attrs
+    run_levels(g, {"x0": f32(4, 16)})
+
+
+def test_gelu_tanh_wrong_constant_or_shared_cube_not_fused():
+    g = _gelu_tanh_graph("pow", "torch")
+    g2 = pg.Graph()
+    g2.add_input("x", (3, 8))
+    g2.add_node("Pow", ["x", c(g2, "three", 3.0)], ["x3"])
+    g2.add_node("Mul", [c(g2, "k", 0.05), "x3"], ["kx3"])          # not 0.044715
+    g2.add_node("Add", ["kx3", "x"], ["inner"])
+    g2.add_node("Mul", ["inner", c(g2, "s2pi", math.sqrt(2 / math.pi))], ["u"])
+    g2.add_node("Tanh", ["u"], ["t"])
+    g2.add_node("Add", ["t", c(g2, "one", 1.0)], ["a"])
+    g2.add_node("Mul", ["x", "a"], ["m"])
+    g2.add_node("Mul", ["m", c(g2, "half", 0.5)], ["y"])
+    g2.add_output("y")
+    assert "Gelu" not in ops_after(pg.compile(g2, level=2))
+    g.add_output("x3")                                                # x^3 read outside
+    assert "Gelu" not in ops_after(pg.compile(g, level=2))
+
+
 # ---- SiLU, RMSNorm -------------------------------------------------------------------
 
 def test_silu_and_rmsnorm():
