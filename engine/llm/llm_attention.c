@@ -108,33 +108,46 @@ static float dot64_ggml(const float *q, const float *k)
     return fold16(s);
 }
 
-/* out[d] = sum_j p[j] v[j * ldv + d], d < 64: acc holds, per d, the 64
- * lanes of the four accumulators (acc[(16 a + l) * 64 + d]). */
+/* out[d] = sum_j p[j] v[j * ldv + d], d < 64: acc holds, per lane, the 64
+ * outputs (acc[(16 a + l) * 64 + d], accumulator a, lane l); every loop
+ * runs over d, so it vectorises, and the folds follow ggml's order. */
 static void pv_ggml(int n, const float *p, const float *v, size_t ldv, float *acc, float *out)
 {
     int np = n & ~63;
-    memset(acc, 0, 64 * 64 * sizeof(float));
-    for (int j0 = 0; j0 < np; j0 += 64)
-        for (int r = 0; r < 64; r++) {
-            const float *vr = v + (size_t)(j0 + r) * ldv;
-            float pr = p[j0 + r];
-            float *a = acc + r * 64;
+    double sum[64];
+    for (int d = 0; d < 64; d++)
+        sum[d] = 0.0;
+    if (np) {
+        for (int r = 0; r < 64; r++)
             for (int d = 0; d < 64; d++)
-                a[d] += vr[d] * pr;
-        }
-    for (int d = 0; d < 64; d++) {
-        double sum = 0.0;
-        if (np) {
-            float s[16];
-            for (int l = 0; l < 16; l++)
-                s[l] = (acc[l * 64 + d] + acc[(l + 32) * 64 + d]) +
-                       (acc[(l + 16) * 64 + d] + acc[(l + 48) * 64 + d]);
-            sum = fold16(s);
-        }
-        for (int j = np; j < n; j++)
-            sum += (double)(v[(size_t)j * ldv + d] * p[j]);
-        out[d] = (float)sum;
+                acc[r * 64 + d] = v[(size_t)r * ldv + d] * p[r];
+        for (int j0 = 64; j0 < np; j0 += 64)
+            for (int r = 0; r < 64; r++) {
+                const float *vr = v + (size_t)(j0 + r) * ldv;
+                float pr = p[j0 + r];
+                float *a = acc + r * 64;
+                for (int d = 0; d < 64; d++)
+                    a[d] += vr[d] * pr;
+            }
+        float s[16][64];
+        for (int l = 0; l < 16; l++)
+            for (int d = 0; d < 64; d++)
+                s[l][d] = (acc[l * 64 + d] + acc[(l + 32) * 64 + d]) +
+                          (acc[(l + 16) * 64 + d] + acc[(l + 48) * 64 + d]);
+        for (int l = 0; l < 8; l++)
+            for (int d = 0; d < 64; d++)
+                s[l][d] += s[l + 8][d];
+        for (int l = 0; l < 4; l++)
+            for (int d = 0; d < 64; d++)
+                s[l][d] += s[l + 4][d];
+        for (int d = 0; d < 64; d++)
+            sum[d] = (s[0][d] + s[1][d]) + (s[2][d] + s[3][d]);
     }
+    for (int j = np; j < n; j++)
+        for (int d = 0; d < 64; d++)
+            sum[d] += (double)(v[(size_t)j * ldv + d] * p[j]);
+    for (int d = 0; d < 64; d++)
+        out[d] = (float)sum[d];
 }
 
 /* One query head over every token of the batch. */
