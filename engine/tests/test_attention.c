@@ -3,8 +3,9 @@
  * lengths around the tiles of every SGEMM variant (AVX-512 12x32, AVX2
  * 6x16, NEON 8x12, C 4x8), head sizes on and off the panel width, K as
  * [Sk, D] or [D, Sk], float / bool / causal masks, 1 and 2 threads (which
- * must agree bit for bit), and no heap allocation during a run.  Small
- * enough for qemu. */
+ * must agree bit for bit), and no heap allocation during a run; the same
+ * with qkv_layout = "bshd" (Q, K, V, O as [B, S, H*D] rows: head h at a
+ * column offset, rows H*D apart).  Small enough for qemu. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,24 @@ typedef struct cfg {
     int B, H, Sq, Sk, D, Dv;
     int kt, causal;
     int mask;   /* 0 none, 1 float [B,1,1,Sk], 2 bool [B,1,Sq,Sk] */
+    int bshd;   /* qkv_layout = "bshd" (kt must be 0) */
 } cfg;
+
+/* [B, H, S, D] <-> [B, S, H*D]; to_bshd 0 goes back. */
+static void relayout(const float *src, float *dst, int B, int H, int S, int D, int to_bshd)
+{
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < S; i++)
+                for (int e = 0; e < D; e++) {
+                    size_t hs = (((size_t)b * H + h) * S + i) * D + e;
+                    size_t sh = (((size_t)b * S + i) * H + h) * D + e;
+                    if (to_bshd)
+                        dst[sh] = src[hs];
+                    else
+                        dst[hs] = src[sh];
+                }
+}
 
 /* O[b,h,i,:] in double from the logical Q, K [Sk, D], V, mask. */
 static void reference(const cfg *c, const float *q, const float *k, const float *v,
@@ -106,16 +124,34 @@ static void run_case(const cfg *c)
                 kt[((size_t)bh * c->D + e) * c->Sk + j] = k[((size_t)bh * c->Sk + j) * c->D + e];
     float scale = 0.37f;
     reference(c, q, k, v, fm, bm, scale, ref);
+    float *feed_q = q, *feed_k = c->kt ? kt : k, *feed_v = v;
+    if (c->bshd) {
+        feed_q = malloc(nq * 4);
+        feed_k = malloc(nk * 4);
+        feed_v = malloc(nv * 4);
+        relayout(q, feed_q, c->B, c->H, c->Sq, c->D, 1);
+        relayout(k, feed_k, c->B, c->H, c->Sk, c->D, 1);
+        relayout(v, feed_v, c->B, c->H, c->Sk, c->Dv, 1);
+    }
 
     for (int t = 0; t < 2; t++) {
         pg_graph *g;
         OK(pg_graph_new(&g));
         int64_t dq[4] = { c->B, c->H, c->Sq, c->D }, dv[4] = { c->B, c->H, c->Sk, c->Dv };
         int64_t dk[4] = { c->B, c->H, c->kt ? c->D : c->Sk, c->kt ? c->Sk : c->D };
+        if (c->bshd) {
+            /* [B, S, H*D]: the first three entries, read as rank 3 */
+            int64_t q3[3] = { c->B, c->Sq, (int64_t)c->H * c->D }, k3[3] = { c->B, c->Sk, (int64_t)c->H * c->D };
+            int64_t v3[3] = { c->B, c->Sk, (int64_t)c->H * c->Dv };
+            memcpy(dq, q3, sizeof q3);
+            memcpy(dk, k3, sizeof k3);
+            memcpy(dv, v3, sizeof v3);
+        }
+        int rk = c->bshd ? 3 : 4;
         int64_t dfm[4] = { c->B, 1, 1, c->Sk }, dbm[4] = { c->B, 1, c->Sq, c->Sk };
-        OK(pg_graph_add_input(g, "q", PG_DTYPE_FLOAT32, 4, dq));
-        OK(pg_graph_add_input(g, "k", PG_DTYPE_FLOAT32, 4, dk));
-        OK(pg_graph_add_input(g, "v", PG_DTYPE_FLOAT32, 4, dv));
+        OK(pg_graph_add_input(g, "q", PG_DTYPE_FLOAT32, rk, dq));
+        OK(pg_graph_add_input(g, "k", PG_DTYPE_FLOAT32, rk, dk));
+        OK(pg_graph_add_input(g, "v", PG_DTYPE_FLOAT32, rk, dv));
         if (c->mask)
             OK(pg_graph_add_input(g, "m", c->mask == 1 ? PG_DTYPE_FLOAT32 : PG_DTYPE_BOOL, 4,
                                   c->mask == 1 ? dfm : dbm));
@@ -124,13 +160,17 @@ static void run_case(const cfg *c)
         OK(pg_graph_set_attr_float(g, "attn", "scale", scale));
         OK(pg_graph_set_attr_int(g, "attn", "k_transposed", c->kt));
         OK(pg_graph_set_attr_int(g, "attn", "causal", c->causal));
+        if (c->bshd) {
+            OK(pg_graph_set_attr_string(g, "attn", "qkv_layout", "bshd"));
+            OK(pg_graph_set_attr_int(g, "attn", "num_heads", c->H));
+        }
         OK(pg_graph_add_output(g, "o"));
         pg_compile_options o = { 0, NULL, t + 1, NULL };
         pg_model *m;
         OK(pg_compile(g, &o, &m));
         const char *names[4] = { "q", "k", "v", "m" };
-        const void *data[4] = { q, c->kt ? kt : k, v, c->mask == 1 ? (const void *)fm : bm };
-        int ranks[4] = { 4, 4, 4, 4 };
+        const void *data[4] = { feed_q, feed_k, feed_v, c->mask == 1 ? (const void *)fm : bm };
+        int ranks[4] = { rk, rk, rk, 4 };
         const int64_t *shapes[4] = { dq, dk, dv, c->mask == 1 ? dfm : dbm };
         OK(pg_model_run(m, c->mask ? 4 : 3, names, data, ranks, shapes));   /* warm-up */
         uint64_t allocs = pg_alloc_count();
@@ -138,7 +178,11 @@ static void run_case(const cfg *c)
         CHECK(pg_alloc_count() == allocs, "a run allocated");
         pg_tensor_info info;
         OK(pg_model_output_info(m, 0, &info));
-        memcpy(out[t], info.data, no * 4);
+        CHECK(info.rank == rk, "output rank %d", info.rank);
+        if (c->bshd)
+            relayout(info.data, out[t], c->B, c->H, c->Sq, c->Dv, 0);
+        else
+            memcpy(out[t], info.data, no * 4);
         pg_model_free(m);
         pg_graph_free(g);
     }
@@ -147,10 +191,13 @@ static void run_case(const cfg *c)
         double e = fabs(out[0][i] - ref[i]) / (1e-3 + fabs(ref[i]));
         worst = e > worst ? e : worst;
     }
-    CHECK(worst < 2e-4, "B%d H%d Sq%d Sk%d D%d Dv%d kt%d causal%d mask%d: rel err %.2e",
-          c->B, c->H, c->Sq, c->Sk, c->D, c->Dv, c->kt, c->causal, c->mask, worst);
+    CHECK(worst < 2e-4, "B%d H%d Sq%d Sk%d D%d Dv%d kt%d causal%d mask%d bshd%d: rel err %.2e",
+          c->B, c->H, c->Sq, c->Sk, c->D, c->Dv, c->kt, c->causal, c->mask, c->bshd, worst);
     CHECK(!memcmp(out[0], out[1], no * 4), "B%d H%d Sq%d Sk%d: 1 and 2 threads differ",
           c->B, c->H, c->Sq, c->Sk);
+    if (c->bshd) {
+        free(feed_q); free(feed_k); free(feed_v);
+    }
     free(q); free(k); free(kt); free(v); free(fm); free(bm); free(ref);
     free(out[0]); free(out[1]);
 }
@@ -158,13 +205,19 @@ static void run_case(const cfg *c)
 int main(void)
 {
     static const cfg cases[] = {
-        { 1, 1, 1, 1, 4, 4, 0, 0, 0 },
-        { 1, 2, 13, 13, 8, 8, 0, 0, 1 },
-        { 2, 3, 25, 25, 12, 12, 1, 0, 1 },     /* NEON panel width */
-        { 1, 2, 33, 47, 16, 16, 0, 1, 0 },     /* AVX2 panel width, Sq != Sk, causal */
-        { 2, 2, 37, 37, 32, 32, 1, 0, 2 },     /* AVX-512 panel width, bool mask */
-        { 1, 3, 70, 70, 17, 5, 0, 1, 1 },      /* odd head sizes, causal + mask */
-        { 1, 2, 130, 130, 24, 40, 1, 0, 1 },   /* several query tiles, odd key panel */
+        { 1, 1, 1, 1, 4, 4, 0, 0, 0, 0 },
+        { 1, 2, 13, 13, 8, 8, 0, 0, 1, 0 },
+        { 2, 3, 25, 25, 12, 12, 1, 0, 1, 0 },     /* NEON panel width */
+        { 1, 2, 33, 47, 16, 16, 0, 1, 0, 0 },     /* AVX2 panel width, Sq != Sk, causal */
+        { 2, 2, 37, 37, 32, 32, 1, 0, 2, 0 },     /* AVX-512 panel width, bool mask */
+        { 1, 3, 70, 70, 17, 5, 0, 1, 1, 0 },      /* odd head sizes, causal + mask */
+        { 1, 2, 130, 130, 24, 40, 1, 0, 1, 0 },   /* several query tiles, odd key panel */
+        /* qkv_layout = bshd */
+        { 1, 1, 5, 5, 8, 8, 0, 0, 1, 1 },
+        { 2, 3, 25, 25, 12, 12, 0, 0, 1, 1 },  /* NEON panel width */
+        { 1, 4, 33, 47, 16, 16, 0, 1, 0, 1 },  /* AVX2 panel width (V rows strided), causal */
+        { 2, 2, 37, 37, 32, 32, 0, 0, 2, 1 },  /* AVX-512 panel width, bool mask */
+        { 1, 3, 70, 70, 17, 5, 0, 1, 1, 1 },   /* odd head sizes, causal + mask */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_case(&cases[i]);

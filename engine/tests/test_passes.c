@@ -1,7 +1,8 @@
 /* test_passes.c - the graph optimiser through the public API: a small BERT
  * layer built node by node as torch.onnx.export writes it (decomposed
  * LayerNorm, erf-GELU, attention with a mask), compiled at every level.
- * Checks: the ops left at level 3 (one QKVMatMul, one FusedAttention,
+ * Checks: the ops left at level 3 (one QKVMatMul, one FusedAttention (the
+ * head split and merge absorbed: qkv_layout=bshd, no Transpose/Reshape left),
  * FusedMatMuls with their epilogues, one LayerNormalization), the pass log
  * (names, levels, reasons, snapshots), the disabled-pass error, and outputs
  * equal to level 0.  Small enough for qemu. */
@@ -246,6 +247,18 @@ int main(void)
                 }
             }
             CHECK(gelu_epilogue == 1, "GELU epilogue %d", gelu_epilogue);
+            /* the head split and merge went into the attention: it reads the
+             * projections' rows and writes the merged context (bshd) */
+            CHECK(count_op(m, last, "Transpose") == 0 && count_op(m, last, "Reshape") == 0,
+                  "head split/merge left: %d Transpose, %d Reshape", count_op(m, last, "Transpose"),
+                  count_op(m, last, "Reshape"));
+            for (int i = 0; i < pi.n_nodes; i++) {
+                pg_snapshot_node sn;
+                OK(pg_model_snapshot_node(m, last, i, &sn));
+                if (!strcmp(sn.op, "FusedAttention"))
+                    CHECK(strstr(sn.attrs, "qkv_layout=bshd") && strstr(sn.attrs, "k_transposed=0"),
+                          "attention attrs: %s", sn.attrs);
+            }
             CHECK(pg_model_pass_info(m, n, &pi) != PG_OK, "index past the end accepted");
         }
         pg_model_free(m);
