@@ -46,6 +46,14 @@ class Viewer:
                 + "</div>")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        # A front end that opens the widget after the figure was filled in
+        # (Voila, a reloaded page) draws from the synced traitlets, which
+        # plotly only updates when a view already exists: bring them up to date.
+        import copy
+
+        fw = self._figure_widget()
+        fw._widget_data = copy.deepcopy(fw._data)
+        fw._widget_layout = copy.deepcopy(fw._layout)
         bundle = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
         bundle["text/html"] = self._static_html()
         bundle["text/plain"] = repr(self)
