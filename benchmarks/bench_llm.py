@@ -72,17 +72,24 @@ class LlamaCpp:
         self.m = llama_cpp.Llama(model_path=str(path), n_ctx=512, n_batch=512, n_ubatch=512,
                                  n_threads=threads, n_threads_batch=threads, verbose=False)
 
+    def logits(self):
+        # the last token's row straight from llama.cpp (without logits_all,
+        # Llama.scores is not filled for it)
+        import llama_cpp
+        p = llama_cpp.llama_get_logits_ith(self.m.ctx, -1)
+        return np.ctypeslib.as_array(p, shape=(self.m.n_vocab(),))
+
     def prefill(self, ids):
         self.m.reset()
         self.m.eval(ids)
-        return np.array(self.m.scores[self.m.n_tokens - 1])
+        return self.logits().copy()
 
     def decode(self, first_logits, n):
         t = int(np.argmax(first_logits))
         out = [t]
         for _ in range(n - 1):
             self.m.eval([t])
-            t = int(np.argmax(self.m.scores[self.m.n_tokens - 1]))
+            t = int(np.argmax(self.logits()))
             out.append(t)
         return out
 
