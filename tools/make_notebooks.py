@@ -558,7 +558,6 @@ node, MatMul and weight-byte counts changed.
 """),
         code("""
 model = models[3]
-model._nb_graph = g        # lets the viewers recompile (the memory viewer's planner menu)
 %peregrine passes model -o stepper
 """),
         md("""
@@ -710,8 +709,7 @@ bound or come close, while the naive plan is several times larger.
 alive, and whether it owns arena bytes or is a view / in-place alias of another.
 """),
         code("""
-model = pg.compile(g, level=3, planner="greedy_by_size")
-model._nb_graph = g          # the viewer recompiles from it when the planner changes
+model = pg.compile(g, level=3, planner="greedy_by_size")   # keeps g: the viewer recompiles from it
 model.memory_plan.head(12)
 """),
         md("""
@@ -833,7 +831,6 @@ The memory viewer of the same model: six layers reuse the same few buffers, so
 the arena is a small multiple of one layer's activations, not six times it.
 """),
         code("""
-model._nb_graph = enc.graph(*ids.shape)     # lets the planner menu recompile
 %peregrine memory model
 """),
         md("""
