@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "../core/threadpool.h"
-#include "../gguf/ggml_types.h"
 #include "../kernels/softmax/softmax.h"
 #include "llm.h"
 
@@ -50,10 +49,27 @@ static void rope_row(float *x, int heads, int hd, const float *c, const float *s
  * are converted to f16 for the products with K and V), so the decoder
  * computes the numbers llama.cpp computes; the cache itself stays f32 so
  * the inner loops read plain floats. */
+static float round_f16_1(float x)
+{
+    float a = fabsf(x);
+    if (!(a < 65520.0f))                      /* NaN stays, the rest overflows */
+        return a != a ? x : copysignf(INFINITY, x);
+    if (a < 6.103515625e-05f)                 /* f16 subnormals: multiples of 2^-24 */
+        return copysignf((x + 0.75f) - 0.75f, x);
+    uint32_t u;                               /* normal: 10 mantissa bits, to nearest even */
+    memcpy(&u, &x, sizeof u);
+    u = (u + 0x0FFFu + ((u >> 13) & 1u)) & ~0x1FFFu;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* x -> the f16 value nearest x, as f32: equal to pg_f16_to_f32(pg_f32_to_f16(x))
+ * for every float (checked over all 2^32 bit patterns), without the format
+ * change. */
 static void round_f16(float *dst, const float *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = pg_f16_to_f32(pg_f32_to_f16(src[i]));
+        dst[i] = round_f16_1(src[i]);
 }
 
 void llm_rope_store(pg_llm *m, int layer)
