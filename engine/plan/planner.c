@@ -46,6 +46,17 @@ static int by_size(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
+/* Size first; among equal sizes the longer-lived first, so a long chain of
+ * in-place buffers claims its range before the short ones scatter over it. */
+static int by_size_then_life(const void *a, const void *b)
+{
+    const pg_plan_buf *x = &sort_bufs[*(const int *)a], *y = &sort_bufs[*(const int *)b];
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+    int lx = x->last - x->first, ly = y->last - y->first;
+    if (lx != ly) return ly - lx;
+    return *(const int *)a - *(const int *)b;
+}
+
 static int by_first(const void *a, const void *b)
 {
     const pg_plan_buf *x = &sort_bufs[*(const int *)a], *y = &sort_bufs[*(const int *)b];
@@ -63,6 +74,45 @@ static int by_offset(const void *a, const void *b)
 static int time_overlap(const pg_plan_buf *a, const pg_plan_buf *b)
 {
     return a->first <= b->last && b->first <= a->last;
+}
+
+/* Offsets for the buffers idx[0..n) in that order: each goes into a gap
+ * between the already placed buffers live at the same time, the lowest
+ * (best_fit 0) or the smallest that fits (best_fit 1), else on top of them.
+ * Returns the arena size. */
+static uint64_t lay_out(pg_plan *p, const int *idx, int n, int *live, int best_fit)
+{
+    uint64_t end = 0;
+    for (int i = 0; i < n; i++) {
+        pg_plan_buf *b = &p->bufs[idx[i]];
+        int nl = 0;
+        for (int j = 0; j < i; j++)
+            if (time_overlap(b, &p->bufs[idx[j]]))
+                live[nl++] = idx[j];
+        qsort(live, (size_t)nl, sizeof(int), by_offset);
+        int64_t at = 0, best = -1;
+        uint64_t best_gap = UINT64_MAX;
+        for (int j = 0; j < nl; j++) {
+            const pg_plan_buf *o = &p->bufs[live[j]];
+            if (o->offset >= at + (int64_t)b->bytes) {
+                uint64_t gap = (uint64_t)(o->offset - at);
+                if (!best_fit) {
+                    best = at;
+                    break;
+                }
+                if (gap < best_gap) {
+                    best_gap = gap;
+                    best = at;
+                }
+            }
+            if (o->offset + (int64_t)o->bytes > at)
+                at = o->offset + (int64_t)o->bytes;
+        }
+        b->offset = best >= 0 ? best : at;   /* no gap: on top of the live ones */
+        if ((uint64_t)b->offset + b->bytes > end)
+            end = (uint64_t)b->offset + b->bytes;
+    }
+    return end;
 }
 
 static pg_status place(pg_plan *p, const char *strategy)
@@ -86,27 +136,31 @@ static pg_status place(pg_plan *p, const char *strategy)
             end += p->bufs[idx[i]].bytes;
         }
     } else {
-        qsort(idx, (size_t)n, sizeof(int), !strcmp(strategy, "greedy_by_size") ? by_size : by_first);
-        for (int i = 0; i < n; i++) {
-            pg_plan_buf *b = &p->bufs[idx[i]];
-            int nl = 0;
-            for (int j = 0; j < i; j++)
-                if (time_overlap(b, &p->bufs[idx[j]]))
-                    live[nl++] = idx[j];
-            qsort(live, (size_t)nl, sizeof(int), by_offset);
-            /* lowest gap between already placed, simultaneously live buffers */
-            int64_t at = 0;
-            for (int j = 0; j < nl; j++) {
-                const pg_plan_buf *o = &p->bufs[live[j]];
-                if (o->offset >= at + (int64_t)b->bytes)
-                    break;
-                if (o->offset + (int64_t)o->bytes > at)
-                    at = o->offset + (int64_t)o->bytes;
+        /* Greedy placement depends on the order and on which gap a buffer
+         * takes; no single choice wins everywhere (first fit strands a gap
+         * next to an odd-sized buffer that best fit fills, and a short buffer
+         * placed first can split the range a long in-place chain needed), so
+         * the planner tries its orders with first and best fit and keeps the
+         * smallest arena.  Compile time only: n^2 per try. */
+        int (*const size_orders[])(const void *, const void *) = { by_size, by_size_then_life };
+        int (*const first_orders[])(const void *, const void *) = { by_first };
+        int greedy_size = !strcmp(strategy, "greedy_by_size");
+        int (*const *orders)(const void *, const void *) = greedy_size ? size_orders : first_orders;
+        int n_orders = greedy_size ? 2 : 1;
+        int best_order = 0, best_fit = 0;
+        end = UINT64_MAX;
+        for (int o = 0; o < n_orders; o++)
+            for (int fit = 0; fit < 2; fit++) {
+                qsort(idx, (size_t)n, sizeof(int), orders[o]);
+                uint64_t e = lay_out(p, idx, n, live, fit);
+                if (e < end) {
+                    end = e;
+                    best_order = o;
+                    best_fit = fit;
+                }
             }
-            b->offset = at;
-            if ((uint64_t)at + b->bytes > end)
-                end = (uint64_t)at + b->bytes;
-        }
+        qsort(idx, (size_t)n, sizeof(int), orders[best_order]);
+        end = lay_out(p, idx, n, live, best_fit);
     }
     p->arena_bytes = end;
     pg_free(idx);
