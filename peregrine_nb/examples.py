@@ -16,8 +16,9 @@ merged back), output projection + residual + LayerNorm, and a feed-forward
 of MatMul + erf-GELU + MatMul + residual + LayerNorm - every LayerNorm and
 GELU in its decomposed exported form.  Compiled at level 2 or 3 the three
 projections become one QKVMatMul, the bias adds and the GELU are MatMul
-epilogues, the attention core is one FusedAttention and each LayerNorm one
-node.
+epilogues, the attention core and the head split/merge around it are one
+FusedAttention (reading the heads with a stride, no transposes left) and
+each LayerNorm one node.
 """
 from __future__ import annotations
 

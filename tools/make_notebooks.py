@@ -590,7 +590,10 @@ Reading the table from the top:
 * **matmul_epilogue_fusion** folds the bias Add and the GELU into the MatMul
   (the SGEMM microkernel applies them while C is still in registers);
 * **attention_fusion** replaces `MatMul, Div, Add(mask), Softmax, MatMul` with
-  one FusedAttention that never writes the score matrix out;
+  one FusedAttention that never writes the score matrix out, and takes in the
+  head split and merge around it (`Reshape` + `Transpose`): it reads each head
+  with a row stride from the `[batch, seq, heads x head size]` projections and
+  writes its output in that layout, so no transposed copy is made;
 * **qkv_fusion** concatenates the Q, K and V weights into one wider MatMul;
 * **weight_prepack** packs every weight into the microkernel's panel layout once.
 
