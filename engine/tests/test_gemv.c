@@ -9,17 +9,7 @@
 #include <string.h>
 
 #include "peregrine.h"
-
-static int failures;
-#define EXPECT(cond, ...)                                   \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);     \
-            printf(__VA_ARGS__);                            \
-            printf("\n");                                   \
-            failures++;                                     \
-        }                                                   \
-    } while (0)
+#include "test_util.h"
 
 static float frand(unsigned *s)
 {
@@ -49,19 +39,19 @@ static void check_shape(size_t N, size_t K, size_t ldb, int with_bias)
     const float *bp = with_bias ? bias : NULL;
 
     pg_set_num_threads(1);
-    EXPECT(pg_gemv(-1, N, K, x, B, ldb, bp, y1) == PG_OK, "1 thread: %s", pg_last_error());
+    CHECK(pg_gemv(-1, N, K, x, B, ldb, bp, y1) == PG_OK, "1 thread: %s", pg_last_error());
     pg_set_num_threads(2);
-    EXPECT(pg_gemv(-1, N, K, x, B, ldb, bp, y2) == PG_OK, "2 threads: %s", pg_last_error());
-    EXPECT(pg_gemv(c_variant(), N, K, x, B, ldb, bp, yc) == PG_OK, "C: %s", pg_last_error());
+    CHECK(pg_gemv(-1, N, K, x, B, ldb, bp, y2) == PG_OK, "2 threads: %s", pg_last_error());
+    CHECK(pg_gemv(c_variant(), N, K, x, B, ldb, bp, yc) == PG_OK, "C: %s", pg_last_error());
     pg_set_num_threads(0);
-    EXPECT(!memcmp(y1, y2, N * sizeof(float)), "N=%zu K=%zu: 1 and 2 threads differ", N, K);
+    CHECK(!memcmp(y1, y2, N * sizeof(float)), "N=%zu K=%zu: 1 and 2 threads differ", N, K);
     for (size_t j = 0; j < N; j++) {
         double s = bp ? fabs(bp[j]) : 0.0;
         for (size_t k = 0; k < K; k++)
             s += fabs((double)x[k] * B[k * ldb + j]);
         double tol = 2.0 * 1.1920929e-7 * (1.0 + sqrt((double)K)) * s + 1e-30;
         if (!(fabs((double)y2[j] - yc[j]) <= tol)) {
-            EXPECT(0, "N=%zu K=%zu y[%zu] = %g, C reference %g", N, K, j, y2[j], yc[j]);
+            CHECK(0, "N=%zu K=%zu y[%zu] = %g, C reference %g", N, K, j, y2[j], yc[j]);
             break;
         }
     }
@@ -85,18 +75,18 @@ static void check_nk(size_t N, size_t K, size_t ldw)
     for (size_t n = 0; n < N; n++)
         bias[n] = frand(&seed);
     pg_set_num_threads(1);
-    EXPECT(pg_gemv_nk(-1, N, K, x, W, ldw, bias, y1) == PG_OK, "nk 1 thread: %s", pg_last_error());
+    CHECK(pg_gemv_nk(-1, N, K, x, W, ldw, bias, y1) == PG_OK, "nk 1 thread: %s", pg_last_error());
     pg_set_num_threads(2);
-    EXPECT(pg_gemv_nk(-1, N, K, x, W, ldw, bias, y2) == PG_OK, "nk 2 threads: %s", pg_last_error());
-    EXPECT(pg_gemv(-1, N, K, x, B, N, bias, yg) == PG_OK, "gemv: %s", pg_last_error());
+    CHECK(pg_gemv_nk(-1, N, K, x, W, ldw, bias, y2) == PG_OK, "nk 2 threads: %s", pg_last_error());
+    CHECK(pg_gemv(-1, N, K, x, B, N, bias, yg) == PG_OK, "gemv: %s", pg_last_error());
     pg_set_num_threads(0);
-    EXPECT(!memcmp(y1, y2, N * sizeof(float)), "nk N=%zu K=%zu: 1 and 2 threads differ", N, K);
+    CHECK(!memcmp(y1, y2, N * sizeof(float)), "nk N=%zu K=%zu: 1 and 2 threads differ", N, K);
     for (size_t n = 0; n < N; n++) {
         double s = fabs(bias[n]);
         for (size_t k = 0; k < K; k++)
             s += fabs((double)x[k] * W[n * ldw + k]);
         if (!(fabs((double)y2[n] - yg[n]) <= 4.0 * 1.1920929e-7 * (1.0 + sqrt((double)K)) * s)) {
-            EXPECT(0, "nk N=%zu K=%zu y[%zu] = %g, gemv %g", N, K, n, y2[n], yg[n]);
+            CHECK(0, "nk N=%zu K=%zu y[%zu] = %g, gemv %g", N, K, n, y2[n], yg[n]);
             break;
         }
     }
@@ -116,27 +106,27 @@ int main(void)
     check_nk(3, 5, 5);
 
     float x[4] = { 1, 2, 3, 4 }, B[8] = { 0 }, bias[2] = { 5, -6 }, y[2] = { 9, 9 };
-    EXPECT(pg_gemv(-1, 2, 0, NULL, NULL, 2, bias, y) == PG_OK && y[0] == 5 && y[1] == -6,
+    CHECK(pg_gemv(-1, 2, 0, NULL, NULL, 2, bias, y) == PG_OK && y[0] == 5 && y[1] == -6,
            "K = 0 gives y = bias");
-    EXPECT(pg_gemv(-1, 2, 0, NULL, NULL, 2, NULL, y) == PG_OK && y[0] == 0 && y[1] == 0,
+    CHECK(pg_gemv(-1, 2, 0, NULL, NULL, 2, NULL, y) == PG_OK && y[0] == 0 && y[1] == 0,
            "K = 0 without bias gives 0");
-    EXPECT(pg_gemv(-1, 0, 4, x, B, 0, NULL, NULL) == PG_OK, "N = 0 is a no-op");
-    EXPECT(pg_gemv(-1, 2, 4, x, B, 2, NULL, NULL) == PG_ERR_INVALID_ARG, "NULL y");
-    EXPECT(pg_gemv(-1, 2, 4, NULL, B, 2, NULL, y) == PG_ERR_INVALID_ARG, "NULL x");
-    EXPECT(pg_gemv(-1, 2, 4, x, NULL, 2, NULL, y) == PG_ERR_INVALID_ARG, "NULL B");
-    EXPECT(pg_gemv(-1, 2, 4, x, B, 1, NULL, y) == PG_ERR_SHAPE, "ldb < N");
-    EXPECT(strstr(pg_last_error(), "ldb") != NULL, "message names ldb: %s", pg_last_error());
-    EXPECT(pg_gemv(-1, 2, (size_t)1 << 62, x, B, 2, NULL, y) == PG_ERR_SHAPE, "B too large");
-    EXPECT(pg_gemv(99, 2, 4, x, B, 2, NULL, y) == PG_ERR_INVALID_ARG, "bad variant");
-    EXPECT(pg_gemv_nk(-1, 2, 4, x, B, 3, NULL, y) == PG_ERR_SHAPE, "nk: ldw < K");
-    EXPECT(pg_gemv_nk(-1, 2, 4, x, NULL, 4, NULL, y) == PG_ERR_INVALID_ARG, "nk: NULL W");
-    EXPECT(pg_gemv_nk(-1, 2, 0, NULL, NULL, 0, bias, y) == PG_OK && y[0] == 5 && y[1] == -6,
+    CHECK(pg_gemv(-1, 0, 4, x, B, 0, NULL, NULL) == PG_OK, "N = 0 is a no-op");
+    CHECK(pg_gemv(-1, 2, 4, x, B, 2, NULL, NULL) == PG_ERR_INVALID_ARG, "NULL y");
+    CHECK(pg_gemv(-1, 2, 4, NULL, B, 2, NULL, y) == PG_ERR_INVALID_ARG, "NULL x");
+    CHECK(pg_gemv(-1, 2, 4, x, NULL, 2, NULL, y) == PG_ERR_INVALID_ARG, "NULL B");
+    CHECK(pg_gemv(-1, 2, 4, x, B, 1, NULL, y) == PG_ERR_SHAPE, "ldb < N");
+    CHECK(strstr(pg_last_error(), "ldb") != NULL, "message names ldb: %s", pg_last_error());
+    CHECK(pg_gemv(-1, 2, (size_t)1 << 62, x, B, 2, NULL, y) == PG_ERR_SHAPE, "B too large");
+    CHECK(pg_gemv(99, 2, 4, x, B, 2, NULL, y) == PG_ERR_INVALID_ARG, "bad variant");
+    CHECK(pg_gemv_nk(-1, 2, 4, x, B, 3, NULL, y) == PG_ERR_SHAPE, "nk: ldw < K");
+    CHECK(pg_gemv_nk(-1, 2, 4, x, NULL, 4, NULL, y) == PG_ERR_INVALID_ARG, "nk: NULL W");
+    CHECK(pg_gemv_nk(-1, 2, 0, NULL, NULL, 0, bias, y) == PG_OK && y[0] == 5 && y[1] == -6,
            "nk: K = 0 gives y = bias");
 
-    EXPECT(pg_measure_copy_gbps(100, 1) < 0, "copy of 100 bytes is refused");
-    EXPECT(pg_measure_copy_gbps(1 << 20, 0) < 0, "0 threads is refused");
+    CHECK(pg_measure_copy_gbps(100, 1) < 0, "copy of 100 bytes is refused");
+    CHECK(pg_measure_copy_gbps(1 << 20, 0) < 0, "0 threads is refused");
     double gbps = pg_measure_copy_gbps(1 << 20, 2);
-    EXPECT(gbps > 0, "copy bandwidth %g: %s", gbps, pg_last_error());
+    CHECK(gbps > 0, "copy bandwidth %g: %s", gbps, pg_last_error());
     printf("copy of 1 MiB on 2 threads: %.1f GB/s\n", gbps);
 
     printf("%s\n", failures ? "gemv test FAILED" : "gemv test ok");

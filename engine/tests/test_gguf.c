@@ -13,20 +13,9 @@
 #include <string.h>
 
 #include "peregrine.h"
+#include "test_util.h"
 #include "../gguf/ggml_types.h"
 #include "../gguf/gguf.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            failures++;                                                         \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);     \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fprintf(stderr, "\n");                                              \
-        }                                                                       \
-    } while (0)
 
 /* ---- a tiny GGUF writer ------------------------------------------------ */
 

@@ -9,18 +9,7 @@
 #include <string.h>
 
 #include "peregrine.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            failures++;                                                         \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);     \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fprintf(stderr, "\n");                                              \
-        }                                                                       \
-    } while (0)
+#include "test_util.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 

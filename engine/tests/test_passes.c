@@ -12,28 +12,7 @@
 #include <string.h>
 
 #include "peregrine.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                       \
-            printf(__VA_ARGS__);                                              \
-            printf("\n");                                                     \
-            failures++;                                                       \
-        }                                                                     \
-    } while (0)
-
-#define OK(call)                                                              \
-    do {                                                                      \
-        pg_status st_ = (call);                                               \
-        if (st_ != PG_OK) {                                                   \
-            printf("FAIL %s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call,   \
-                   pg_status_name(st_), pg_last_error());                     \
-            exit(1);                                                          \
-        }                                                                     \
-    } while (0)
+#include "test_util.h"
 
 enum { S = 6, HID = 16, HEADS = 2, DH = HID / HEADS, FFN = 32 };
 

@@ -17,17 +17,7 @@
 #include <time.h>
 
 #include "peregrine.h"
-
-static int failures;
-#define EXPECT(cond, ...)                                   \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);     \
-            printf(__VA_ARGS__);                            \
-            printf("\n");                                   \
-            failures++;                                     \
-        }                                                   \
-    } while (0)
+#include "test_util.h"
 
 static uint32_t rng = 12345;
 static uint32_t rnd(void)
@@ -66,7 +56,7 @@ static uint8_t *quantized_acts(int wtype, size_t M, size_t K)
     for (size_t i = 0; i < M * K; i++)
         x[i] = (float)(int32_t)rnd() / 2147483648.0f;
     for (size_t m = 0; m < M; m++)
-        EXPECT(pg_quantize_row_q8(-1, act_type(wtype), K, x + m * K,
+        CHECK(pg_quantize_row_q8(-1, act_type(wtype), K, x + m * K,
                                   xq + m * (K / 32) * act_bytes(wtype)) == PG_OK,
                "quantize: %s", pg_last_error());
     free(x);
@@ -81,15 +71,15 @@ static void check_shapes(int wtype, size_t M, size_t N, size_t K)
     fill_w(wtype, W, N * ldw);
     float *y1 = malloc(N * sizeof *y1), *y2 = malloc(N * sizeof *y2);
     float *C1 = malloc(M * N * sizeof *C1), *C2 = malloc(M * N * sizeof *C2);
-    EXPECT(pg_qgemm(-1, wtype, M, N, K, W, ldw, X, ldx, C1, N, 1) == PG_OK, "%s", pg_last_error());
-    EXPECT(pg_qgemm(-1, wtype, M, N, K, W, ldw, X, ldx, C2, N, 2) == PG_OK, "%s", pg_last_error());
-    EXPECT(!memcmp(C1, C2, M * N * sizeof *C1), "qgemm %s M=%zu N=%zu K=%zu: 1 and 2 threads differ",
+    CHECK(pg_qgemm(-1, wtype, M, N, K, W, ldw, X, ldx, C1, N, 1) == PG_OK, "%s", pg_last_error());
+    CHECK(pg_qgemm(-1, wtype, M, N, K, W, ldw, X, ldx, C2, N, 2) == PG_OK, "%s", pg_last_error());
+    CHECK(!memcmp(C1, C2, M * N * sizeof *C1), "qgemm %s M=%zu N=%zu K=%zu: 1 and 2 threads differ",
            pg_ggml_type_name(wtype), M, N, K);
     for (size_t m = 0; m < M; m++) {
         const uint8_t *xm = X + m * ldx;
-        EXPECT(pg_qgemv(-1, wtype, N, K, W, ldw, xm, y1, 1) == PG_OK, "%s", pg_last_error());
-        EXPECT(pg_qgemv(-1, wtype, N, K, W, ldw, xm, y2, 2) == PG_OK, "%s", pg_last_error());
-        EXPECT(!memcmp(y1, y2, N * sizeof *y1), "qgemv %s N=%zu K=%zu: 1 and 2 threads differ",
+        CHECK(pg_qgemv(-1, wtype, N, K, W, ldw, xm, y1, 1) == PG_OK, "%s", pg_last_error());
+        CHECK(pg_qgemv(-1, wtype, N, K, W, ldw, xm, y2, 2) == PG_OK, "%s", pg_last_error());
+        CHECK(!memcmp(y1, y2, N * sizeof *y1), "qgemv %s N=%zu K=%zu: 1 and 2 threads differ",
                pg_ggml_type_name(wtype), N, K);
         /* different kernels sum in different fp32 orders: allow 1e-4 of
          * the row's largest output (the checkasm bound is per element) */
@@ -99,7 +89,7 @@ static void check_shapes(int wtype, size_t M, size_t N, size_t K)
         for (size_t n = 0; n < N; n++) {
             float d = fabsf(y1[n] - C1[m * N + n]);
             if (d > 1e-4f * ymax) {
-                EXPECT(0, "qgemm %s row %zu col %zu: %g vs qgemv %g", pg_ggml_type_name(wtype), m,
+                CHECK(0, "qgemm %s row %zu col %zu: %g vs qgemv %g", pg_ggml_type_name(wtype), m,
                        n, C1[m * N + n], y1[n]);
                 break;
             }
@@ -112,29 +102,29 @@ static void check_errors(void)
 {
     uint8_t W[20 * 4] = { 0 }, x[36 * 2] = { 0 };
     float y[4], f[64] = { 0 };
-    EXPECT(pg_qgemv(-1, PG_GGML_Q4_1, 2, 48, W, 40, x, y, 1) == PG_ERR_SHAPE, "K = 48");
-    EXPECT(strstr(pg_last_error(), "multiple of 32"), "message: %s", pg_last_error());
-    EXPECT(pg_qgemv(-1, PG_GGML_F32, 2, 32, W, 40, x, y, 1) == PG_ERR_DTYPE, "f32 weights");
-    EXPECT(pg_qgemv(-1, PG_GGML_Q4_K, 2, 256, W, 400, x, y, 1) == PG_ERR_DTYPE, "q4_K weights");
-    EXPECT(pg_qgemv(-1, PG_GGML_Q4_1, 2, 64, W, 39, x, y, 1) == PG_ERR_SHAPE, "ldw too small");
-    EXPECT(pg_qgemv(-1, PG_GGML_Q4_1, 2, 64, NULL, 40, x, y, 1) == PG_ERR_INVALID_ARG, "W NULL");
-    EXPECT(pg_qgemv(-1, PG_GGML_Q4_1, 2, 64, W, 40, NULL, y, 1) == PG_ERR_INVALID_ARG, "x NULL");
-    EXPECT(pg_qgemv(-1, PG_GGML_Q4_1, 2, 64, W, 40, x, NULL, 1) == PG_ERR_INVALID_ARG, "y NULL");
-    EXPECT(pg_qgemv(99, PG_GGML_Q4_1, 2, 64, W, 40, x, y, 1) != PG_OK, "variant 99");
-    EXPECT(pg_qgemv(-1, PG_GGML_Q4_1, 0, 64, NULL, 40, NULL, NULL, 1) == PG_OK, "N = 0");
+    CHECK(pg_qgemv(-1, PG_GGML_Q4_1, 2, 48, W, 40, x, y, 1) == PG_ERR_SHAPE, "K = 48");
+    CHECK(strstr(pg_last_error(), "multiple of 32"), "message: %s", pg_last_error());
+    CHECK(pg_qgemv(-1, PG_GGML_F32, 2, 32, W, 40, x, y, 1) == PG_ERR_DTYPE, "f32 weights");
+    CHECK(pg_qgemv(-1, PG_GGML_Q4_K, 2, 256, W, 400, x, y, 1) == PG_ERR_DTYPE, "q4_K weights");
+    CHECK(pg_qgemv(-1, PG_GGML_Q4_1, 2, 64, W, 39, x, y, 1) == PG_ERR_SHAPE, "ldw too small");
+    CHECK(pg_qgemv(-1, PG_GGML_Q4_1, 2, 64, NULL, 40, x, y, 1) == PG_ERR_INVALID_ARG, "W NULL");
+    CHECK(pg_qgemv(-1, PG_GGML_Q4_1, 2, 64, W, 40, NULL, y, 1) == PG_ERR_INVALID_ARG, "x NULL");
+    CHECK(pg_qgemv(-1, PG_GGML_Q4_1, 2, 64, W, 40, x, NULL, 1) == PG_ERR_INVALID_ARG, "y NULL");
+    CHECK(pg_qgemv(99, PG_GGML_Q4_1, 2, 64, W, 40, x, y, 1) != PG_OK, "variant 99");
+    CHECK(pg_qgemv(-1, PG_GGML_Q4_1, 0, 64, NULL, 40, NULL, NULL, 1) == PG_OK, "N = 0");
     y[0] = y[1] = 7;
-    EXPECT(pg_qgemv(-1, PG_GGML_Q4_1, 2, 0, W, 0, NULL, y, 1) == PG_OK && y[0] == 0 && y[1] == 0,
+    CHECK(pg_qgemv(-1, PG_GGML_Q4_1, 2, 0, W, 0, NULL, y, 1) == PG_OK && y[0] == 0 && y[1] == 0,
            "K = 0 gives zeros");
-    EXPECT(pg_qgemm(-1, PG_GGML_Q8_0, 2, 2, 40, W, 40, x, 34, y, 2, 1) == PG_ERR_SHAPE, "gemm K = 40");
-    EXPECT(pg_qgemm(-1, PG_GGML_Q8_0, 2, 2, 32, W, 34, x, 33, y, 2, 1) == PG_ERR_SHAPE, "ldx small");
-    EXPECT(pg_qgemm(-1, PG_GGML_Q8_0, 2, 2, 32, W, 34, x, 34, y, 1, 1) == PG_ERR_SHAPE, "ldc small");
-    EXPECT(pg_qgemm(-1, PG_GGML_Q8_0, 2, 2, 32, W, 34, NULL, 34, y, 2, 1) == PG_ERR_INVALID_ARG, "X NULL");
-    EXPECT(pg_qgemm(-1, PG_GGML_Q8_0, 0, 2, 32, W, 34, NULL, 34, NULL, 2, 1) == PG_OK, "M = 0");
-    EXPECT(pg_quantize_row_q8(-1, PG_GGML_Q8_0, 33, f, x) == PG_ERR_SHAPE, "quantize n = 33");
-    EXPECT(strstr(pg_last_error(), "multiple of 32"), "message: %s", pg_last_error());
-    EXPECT(pg_quantize_row_q8(-1, PG_GGML_Q4_1, 32, f, x) == PG_ERR_DTYPE, "quantize to q4_1");
-    EXPECT(pg_quantize_row_q8(-1, PG_GGML_Q8_0, 32, NULL, x) == PG_ERR_INVALID_ARG, "x NULL");
-    EXPECT(pg_quantize_row_q8(-1, PG_GGML_Q8_1, 32, f, x) == PG_OK, "q8_1 ok");
+    CHECK(pg_qgemm(-1, PG_GGML_Q8_0, 2, 2, 40, W, 40, x, 34, y, 2, 1) == PG_ERR_SHAPE, "gemm K = 40");
+    CHECK(pg_qgemm(-1, PG_GGML_Q8_0, 2, 2, 32, W, 34, x, 33, y, 2, 1) == PG_ERR_SHAPE, "ldx small");
+    CHECK(pg_qgemm(-1, PG_GGML_Q8_0, 2, 2, 32, W, 34, x, 34, y, 1, 1) == PG_ERR_SHAPE, "ldc small");
+    CHECK(pg_qgemm(-1, PG_GGML_Q8_0, 2, 2, 32, W, 34, NULL, 34, y, 2, 1) == PG_ERR_INVALID_ARG, "X NULL");
+    CHECK(pg_qgemm(-1, PG_GGML_Q8_0, 0, 2, 32, W, 34, NULL, 34, NULL, 2, 1) == PG_OK, "M = 0");
+    CHECK(pg_quantize_row_q8(-1, PG_GGML_Q8_0, 33, f, x) == PG_ERR_SHAPE, "quantize n = 33");
+    CHECK(strstr(pg_last_error(), "multiple of 32"), "message: %s", pg_last_error());
+    CHECK(pg_quantize_row_q8(-1, PG_GGML_Q4_1, 32, f, x) == PG_ERR_DTYPE, "quantize to q4_1");
+    CHECK(pg_quantize_row_q8(-1, PG_GGML_Q8_0, 32, NULL, x) == PG_ERR_INVALID_ARG, "x NULL");
+    CHECK(pg_quantize_row_q8(-1, PG_GGML_Q8_1, 32, f, x) == PG_OK, "q8_1 ok");
 }
 
 /* One thread is timed in its own CPU time (a busy shared machine then

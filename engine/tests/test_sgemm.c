@@ -11,17 +11,7 @@
 #include <string.h>
 
 #include "peregrine.h"
-
-static int failures;
-#define EXPECT(cond, ...)                                   \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);     \
-            printf(__VA_ARGS__);                            \
-            printf("\n");                                   \
-            failures++;                                     \
-        }                                                   \
-    } while (0)
+#include "test_util.h"
 
 static void fill(float *p, size_t n, unsigned seed)
 {
@@ -37,34 +27,34 @@ static void test_errors(void)
     fill(A, 64, 1);
     fill(B, 64, 2);
     pg_packed_b *pb = NULL;
-    EXPECT(pg_sgemm_pack(-1, 4, 4, B, 4, NULL) == PG_ERR_INVALID_ARG, "NULL out");
-    EXPECT(pg_sgemm_pack(-1, 4, 4, NULL, 4, &pb) == PG_ERR_INVALID_ARG, "NULL B");
-    EXPECT(pg_sgemm_pack(-1, 4, 4, B, 3, &pb) == PG_ERR_INVALID_ARG, "ldb < N");
-    EXPECT(strstr(pg_last_error(), "ldb") != NULL, "message names ldb: %s", pg_last_error());
-    EXPECT(pg_sgemm_pack(99, 4, 4, B, 4, &pb) == PG_ERR_INVALID_ARG, "no variant 99");
+    CHECK(pg_sgemm_pack(-1, 4, 4, B, 4, NULL) == PG_ERR_INVALID_ARG, "NULL out");
+    CHECK(pg_sgemm_pack(-1, 4, 4, NULL, 4, &pb) == PG_ERR_INVALID_ARG, "NULL B");
+    CHECK(pg_sgemm_pack(-1, 4, 4, B, 3, &pb) == PG_ERR_INVALID_ARG, "ldb < N");
+    CHECK(strstr(pg_last_error(), "ldb") != NULL, "message names ldb: %s", pg_last_error());
+    CHECK(pg_sgemm_pack(99, 4, 4, B, 4, &pb) == PG_ERR_INVALID_ARG, "no variant 99");
     int op = pg_op_find("sgemm");
     for (int v = 0; v < pg_variant_count(op); v++) {
         pg_variant_info info;
         pg_variant_get_info(op, v, &info);
         if (!info.runnable)
-            EXPECT(pg_sgemm_pack(v, 4, 4, B, 4, &pb) == PG_ERR_UNSUPPORTED, "%s", info.name);
+            CHECK(pg_sgemm_pack(v, 4, 4, B, 4, &pb) == PG_ERR_UNSUPPORTED, "%s", info.name);
     }
-    EXPECT(pg_sgemm_pack(-1, 4, 4, B, 4, &pb) == PG_OK, "pack: %s", pg_last_error());
-    EXPECT(pg_sgemm_packed(4, A, 4, NULL, NULL, 0, C, 4, 1) == PG_ERR_INVALID_ARG, "NULL B");
-    EXPECT(pg_sgemm_packed(4, NULL, 4, pb, NULL, 0, C, 4, 1) == PG_ERR_INVALID_ARG, "NULL A");
-    EXPECT(pg_sgemm_packed(4, A, 4, pb, NULL, 0, NULL, 4, 1) == PG_ERR_INVALID_ARG, "NULL C");
-    EXPECT(pg_sgemm_packed(4, A, 3, pb, NULL, 0, C, 4, 1) == PG_ERR_INVALID_ARG, "lda < K");
-    EXPECT(pg_sgemm_packed(4, A, 4, pb, NULL, 0, C, 3, 1) == PG_ERR_INVALID_ARG, "ldc < N");
-    EXPECT(pg_sgemm_packed(4, A, 4, pb, NULL, 3, C, 4, 1) == PG_ERR_INVALID_ARG, "act 3");
-    EXPECT(pg_sgemm_packed(4, A, 4, pb, NULL, 0, C, 4, -1) == PG_ERR_INVALID_ARG, "threads");
-    EXPECT(pg_sgemm_packed(0, NULL, 0, pb, NULL, 0, NULL, 0, 1) == PG_OK, "M = 0 is a no-op");
+    CHECK(pg_sgemm_pack(-1, 4, 4, B, 4, &pb) == PG_OK, "pack: %s", pg_last_error());
+    CHECK(pg_sgemm_packed(4, A, 4, NULL, NULL, 0, C, 4, 1) == PG_ERR_INVALID_ARG, "NULL B");
+    CHECK(pg_sgemm_packed(4, NULL, 4, pb, NULL, 0, C, 4, 1) == PG_ERR_INVALID_ARG, "NULL A");
+    CHECK(pg_sgemm_packed(4, A, 4, pb, NULL, 0, NULL, 4, 1) == PG_ERR_INVALID_ARG, "NULL C");
+    CHECK(pg_sgemm_packed(4, A, 3, pb, NULL, 0, C, 4, 1) == PG_ERR_INVALID_ARG, "lda < K");
+    CHECK(pg_sgemm_packed(4, A, 4, pb, NULL, 0, C, 3, 1) == PG_ERR_INVALID_ARG, "ldc < N");
+    CHECK(pg_sgemm_packed(4, A, 4, pb, NULL, 3, C, 4, 1) == PG_ERR_INVALID_ARG, "act 3");
+    CHECK(pg_sgemm_packed(4, A, 4, pb, NULL, 0, C, 4, -1) == PG_ERR_INVALID_ARG, "threads");
+    CHECK(pg_sgemm_packed(0, NULL, 0, pb, NULL, 0, NULL, 0, 1) == PG_OK, "M = 0 is a no-op");
     size_t K = 0, N = 0;
     int variant = -2;
-    EXPECT(pg_packed_b_get_info(pb, &K, &N, &variant) == PG_OK && K == 4 && N == 4 &&
+    CHECK(pg_packed_b_get_info(pb, &K, &N, &variant) == PG_OK && K == 4 && N == 4 &&
                variant == pg_variant_selected(op), "info %zu %zu %d", K, N, variant);
     pg_packed_b_free(pb);
     pg_packed_b_free(NULL);
-    EXPECT(pg_sgemm(-1, 4, 4, 4, A, 4, B, 2, NULL, 0, C, 4, 1) == PG_ERR_INVALID_ARG, "ldb");
+    CHECK(pg_sgemm(-1, 4, 4, 4, A, 4, B, 2, NULL, 0, C, 4, 1) == PG_ERR_INVALID_ARG, "ldb");
 }
 
 typedef struct shape_case { size_t M, N, K; int act; float *out; int threads; } shape_case;
@@ -90,16 +80,16 @@ static void test_threads_agree(size_t M, size_t N, size_t K, int act)
     fill(B, K * N, (unsigned)N);
     fill(bias, N, 7);
     pg_packed_b *pb = NULL;
-    EXPECT(pg_sgemm_pack(-1, K, N, B, N, &pb) == PG_OK, "pack: %s", pg_last_error());
-    EXPECT(pg_sgemm_packed(M, A, K, pb, bias, act, C1, N, 1) == PG_OK, "1 thread");
+    CHECK(pg_sgemm_pack(-1, K, N, B, N, &pb) == PG_OK, "pack: %s", pg_last_error());
+    CHECK(pg_sgemm_packed(M, A, K, pb, bias, act, C1, N, 1) == PG_OK, "1 thread");
     /* the convenience call packs itself and must agree with the packed one */
-    EXPECT(pg_sgemm(-1, M, N, K, A, K, B, N, bias, act, Cu, N, 1) == PG_OK, "pg_sgemm");
-    EXPECT(!memcmp(C1, Cu, M * N * sizeof(float)), "pg_sgemm != pg_sgemm_packed");
+    CHECK(pg_sgemm(-1, M, N, K, A, K, B, N, bias, act, Cu, N, 1) == PG_OK, "pg_sgemm");
+    CHECK(!memcmp(C1, Cu, M * N * sizeof(float)), "pg_sgemm != pg_sgemm_packed");
     static const int counts[] = { 2, 3, 7, 0 };
     for (int i = 0; i < 4; i++) {
         memset(Ct, 0, M * N * sizeof(float));
-        EXPECT(pg_sgemm_packed(M, A, K, pb, bias, act, Ct, N, counts[i]) == PG_OK, "threads");
-        EXPECT(!memcmp(C1, Ct, M * N * sizeof(float)), "%zux%zux%zu act %d: %d threads differ",
+        CHECK(pg_sgemm_packed(M, A, K, pb, bias, act, Ct, N, counts[i]) == PG_OK, "threads");
+        CHECK(!memcmp(C1, Ct, M * N * sizeof(float)), "%zux%zux%zu act %d: %d threads differ",
                M, N, K, act, counts[i]);
     }
     /* two application threads at once */
@@ -112,7 +102,7 @@ static void test_threads_agree(size_t M, size_t N, size_t K, int act)
     pthread_create(&tb, NULL, run_case, &b);
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
-    EXPECT(!memcmp(C1, Ct, M * N * sizeof(float)) && !memcmp(C1, Cu, M * N * sizeof(float)),
+    CHECK(!memcmp(C1, Ct, M * N * sizeof(float)) && !memcmp(C1, Cu, M * N * sizeof(float)),
            "%zux%zux%zu: concurrent callers differ", M, N, K);
     pg_packed_b_free(pb);
     free(A), free(B), free(bias), free(C1), free(Ct), free(Cu);
@@ -129,15 +119,15 @@ static void test_c_variant(size_t M, size_t N, size_t K)
     fill(A, M * K, 3);
     fill(B, K * N, 4);
     fill(bias, N, 5);
-    EXPECT(pg_sgemm(cv, M, N, K, A, K, B, N, bias, PG_ACT_GELU, C1, N, 2) == PG_OK, "C variant");
-    EXPECT(pg_sgemm(-1, M, N, K, A, K, B, N, bias, PG_ACT_GELU, C2, N, 2) == PG_OK, "dispatch");
+    CHECK(pg_sgemm(cv, M, N, K, A, K, B, N, bias, PG_ACT_GELU, C1, N, 2) == PG_OK, "C variant");
+    CHECK(pg_sgemm(-1, M, N, K, A, K, B, N, bias, PG_ACT_GELU, C2, N, 2) == PG_OK, "dispatch");
     float worst = 0.0f;
     for (size_t i = 0; i < M * N; i++) {
         float d = C1[i] - C2[i];
         d = d < 0 ? -d : d;
         worst = d > worst ? d : worst;
     }
-    EXPECT(worst < 1e-3f, "C variant and dispatch differ by %g", worst);
+    CHECK(worst < 1e-3f, "C variant and dispatch differ by %g", worst);
     free(A), free(B), free(bias), free(C1), free(C2);
 }
 
@@ -150,11 +140,11 @@ int main(void)
     test_threads_agree(300, 40, 1000, 0);
     test_threads_agree(7, 5, 3, 2);
 
-    EXPECT(pg_set_num_threads(-1) == PG_ERR_INVALID_ARG, "-1 threads");
-    EXPECT(pg_set_num_threads(3) == PG_OK && pg_get_num_threads() == 3, "set 3");
-    EXPECT(pg_set_num_threads(0) == PG_OK && pg_get_num_threads() >= 1, "set 0");
+    CHECK(pg_set_num_threads(-1) == PG_ERR_INVALID_ARG, "-1 threads");
+    CHECK(pg_set_num_threads(3) == PG_OK && pg_get_num_threads() == 3, "set 3");
+    CHECK(pg_set_num_threads(0) == PG_OK && pg_get_num_threads() >= 1, "set 0");
     double peak = pg_measure_fma_peak_gflops(1);
-    EXPECT(peak > 0.0, "fma peak %g: %s", peak, pg_last_error());
+    CHECK(peak > 0.0, "fma peak %g: %s", peak, pg_last_error());
     printf("sgemm API: %s (FMA peak, 1 thread: %.1f GFLOP/s)\n", failures ? "FAILED" : "ok",
            peak);
     return failures != 0;
