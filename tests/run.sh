@@ -18,4 +18,4 @@ meson test -C "$build" --print-errorlogs
 
 # Run from outside the source tree so `import peregrine_nb` is the installed one.
 cd tests
-python3 -m pytest -q -p no:cacheprovider .
+python3 -m pytest -q -rsx -p no:cacheprovider .
