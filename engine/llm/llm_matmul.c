@@ -10,13 +10,10 @@
  *
  * Work is split over blocks of weight rows, every task doing all tokens of
  * its block, so the weights are read from memory once per batch.  In the
- * GEMV form (decode) the weights come from DRAM every token; the kernel
- * alone streams them at about half the memory's rate (one load stream per
- * row, little memory-level parallelism), so each 16 KiB of rows is first
- * touched, one load per cache line, which keeps many misses in flight,
- * and the kernel then runs on L1. */
-#include <stdatomic.h>
-
+ * GEMV form (decode) the weights come from DRAM every token; the GEMV
+ * kernels prefetch their rows as one linear stream themselves, so they
+ * get whole row ranges (a separate touch pass per 16 KiB, which helped the
+ * kernels before they prefetched, now costs ~25% of decode speed). */
 #include "../core/threadpool.h"
 #include "../kernels/qdot/qdot.h"
 #include "../kernels/qgemm/qgemm.h"
@@ -52,41 +49,12 @@ typedef struct mm_ctx {
     pg_qgemm_fn gemm;
 } mm_ctx;
 
-/* Reads one byte per cache line of [p, p + bytes): independent loads, so
- * the core keeps many misses in flight and the block lands in L1/L2 at the
- * memory's streaming rate (a warm-up the GEMV kernel then runs on). */
-static uint8_t touch(const uint8_t *p, size_t bytes)
-{
-    uint8_t acc = 0;
-    for (size_t i = 0; i < bytes; i += 64)
-        acc |= p[i];
-    return acc;
-}
-
-/* Where the touched bytes go so the loads are not optimised away (relaxed
- * atomic: tasks on several threads store to it). */
-static _Atomic uint8_t touch_sink;
-
-/* Bytes of weight rows per warm-up block: inside L1.  Measured on Zen 5
- * (1 thread, whole decode step): 8, 16 and 32 KiB within noise of each
- * other, 1.5x faster than the kernel streaming from DRAM on its own. */
-#define GEMV_BLOCK_BYTES 16384
-
 static void mm_rows(const mm_ctx *c, size_t n0, size_t n1)
 {
     const llm_weight *W = c->W;
-    if (c->M == 1) {
-        uint8_t acc = 0;
-        size_t rows = (GEMV_BLOCK_BYTES / W->row_bytes + 3) & ~(size_t)3;
-        if (rows < 4)
-            rows = 4;
-        for (size_t b = n0; b < n1; b += rows) {
-            size_t e = b + rows < n1 ? b + rows : n1;
-            acc |= touch(W->data + b * W->row_bytes, (e - b) * W->row_bytes);
-            c->gemv(e - b, W->K, W->data + b * W->row_bytes, W->row_bytes, c->act, c->out + b);
-        }
-        atomic_store_explicit(&touch_sink, acc, memory_order_relaxed);
-    } else
+    if (c->M == 1)
+        c->gemv(n1 - n0, W->K, W->data + n0 * W->row_bytes, W->row_bytes, c->act, c->out + n0);
+    else
         c->gemm(c->M, n1 - n0, W->K, W->data + n0 * W->row_bytes, W->row_bytes, c->act,
                 c->act_rb, c->out + n0, c->ldo);
 }
