@@ -28,8 +28,11 @@ SGEMM_SHAPES = [  # (M, N, K)
 GEMV_SHAPES = [(384, 384), (4096, 4096)]  # (N, K)
 
 
-def interleaved(fns: dict, repeat: int, min_time: float) -> dict[str, float]:
-    """Median seconds per call of each callable, measured in alternation."""
+def interleaved(fns: dict, repeat: int, min_time: float, pause: float = 0.05) -> dict[str, float]:
+    """Median seconds per call of each callable, measured in alternation.
+    A pause before each batch lets the previous library's worker threads stop
+    spinning (OpenBLAS busy-waits after a call), so one library's idle
+    threads do not steal the next one's second core."""
     inner = {}
     for name, fn in fns.items():
         fn()
@@ -39,6 +42,7 @@ def interleaved(fns: dict, repeat: int, min_time: float) -> dict[str, float]:
     times = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
+            time.sleep(pause)
             t0 = time.perf_counter()
             for _ in range(inner[name]):
                 fn()
