@@ -15,7 +15,19 @@
 #include "error.h"
 #include "threadpool.h"
 
-#define SPIN_ROUNDS 20000   /* polls before a worker sleeps: tens of microseconds */
+/* Polls before a worker sleeps, each with a spin-wait hint: a few
+ * milliseconds.  A model run alternates parallel steps with short serial
+ * ones; a worker asleep between them costs a futex wake-up per step, which
+ * in a virtual machine (an inter-processor interrupt through the
+ * hypervisor) can be tens of microseconds - as long as a small step. */
+#define SPIN_ROUNDS 200000
+#if defined(__x86_64__)
+#define SPIN_HINT() __asm__ volatile("pause")
+#elif defined(__aarch64__)
+#define SPIN_HINT() __asm__ volatile("yield")
+#else
+#define SPIN_HINT() ((void)0)
+#endif
 
 static struct {
     pthread_mutex_t call_lock;  /* one parallel_for at a time */
@@ -83,7 +95,7 @@ static void *worker_main(void *arg)
         unsigned g;
         int spins = 0;
         while ((g = atomic_load(&pool.gen)) == seen && ++spins < SPIN_ROUNDS)
-            ;
+            SPIN_HINT();
         if (g == seen) {
             pthread_mutex_lock(&pool.sleep_lock);
             pool.sleepers++;
