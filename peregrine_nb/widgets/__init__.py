@@ -1,5 +1,5 @@
 """Notebook viewers (ipywidgets + plotly): the fusion stepper, the memory
-pool viewer and the kernel comparison.  Each has ``.widget`` (the live
+pool viewer, the kernel comparison, and text generation as it arrives.  Each has ``.widget`` (the live
 view), ``.figure`` (a plain plotly Figure in its current state) and shows a
 static copy in a saved notebook.
 
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from ._passlog import PassSnapshot, snapshots
 from .fusion import FusionStepper
+from .generate import GenerateWidget
 from .kernel_compare import KernelComparison, bench_ops, parse_shapes
 from .memory import PLANNERS, MemoryViewer
 
-__all__ = ["FusionStepper", "MemoryViewer", "KernelComparison", "PassSnapshot", "snapshots",
+__all__ = ["FusionStepper", "MemoryViewer", "KernelComparison", "GenerateWidget", "PassSnapshot", "snapshots",
            "bench_ops", "parse_shapes", "PLANNERS"]
