@@ -30,7 +30,7 @@ X86 = platform.machine() in ("x86_64", "AMD64")
 
 def test_the_notebooks_are_there():
     want = {"00_tour.ipynb", "01_cpu_and_dispatch.ipynb", "02_kernels.ipynb", "03_graph_fusion.ipynb",
-            "04_memory_planning.ipynb", "05_minilm.ipynb"}
+            "04_memory_planning.ipynb", "05_minilm.ipynb", "06_smollm2.ipynb"}
     assert want <= set(NOTEBOOKS), NOTEBOOKS
 
 
@@ -86,7 +86,7 @@ def test_notebook_executes_without_errors(name, tmp_path):
     assert "Traceback" not in text
     widgets = [o for _, o in outputs(nb) if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     if name in ("00_tour.ipynb", "02_kernels.ipynb", "03_graph_fusion.ipynb", "04_memory_planning.ipynb",
-                "05_minilm.ipynb"):
+                "05_minilm.ipynb", "06_smollm2.ipynb"):
         assert widgets, f"{name} shows no widget"
     if name == "00_tour.ipynb":
         reprs = [o["data"]["text/plain"] for o in widgets]
@@ -97,6 +97,9 @@ def test_notebook_executes_without_errors(name, tmp_path):
     if name == "02_kernels.ipynb":
         assert "my_vadd8: passed checkasm" in text
         assert "FAILED checkasm" in text and "rbx" in text
+    if name == "06_smollm2.ipynb":
+        assert any(o["data"]["text/plain"].startswith("<GenerateWidget") for o in widgets)
+        assert "_c decode" in text and "tok/s" in text
     if name == "05_minilm.ipynb":
         # the test extra installs torch, transformers and onnxruntime: the comparison must run
         assert "max |peregrine - onnxruntime| over real tokens" in text, text[-2000:]
