@@ -28,11 +28,11 @@ SGEMM_SHAPES = [  # (M, N, K)
 GEMV_SHAPES = [(384, 384), (4096, 4096)]  # (N, K)
 
 
-def interleaved(fns: dict, repeat: int, min_time: float, pause: float = 0.05) -> dict[str, float]:
+def interleaved(fns: dict, repeat: int, min_time: float, pause: float = 0.25) -> dict[str, float]:
     """Median seconds per call of each callable, measured in alternation.
     A pause before each batch lets the previous library's worker threads stop
-    spinning (OpenBLAS busy-waits after a call), so one library's idle
-    threads do not steal the next one's second core."""
+    spinning (OpenBLAS busy-waits about 2^28 cycles after a call, ~0.1 s), so
+    one library's idle threads do not steal the next one's second core."""
     inner = {}
     for name, fn in fns.items():
         fn()
