@@ -33,10 +33,31 @@ static uint32_t cp_at(const piece *p, size_t pos)
     return pos >= p->begin && pos < p->end ? p->cps[pos] : 0xffffffffu;
 }
 
-/* Appends the lengths (in code points) of the words of one piece. */
-static void split_gpt2(const piece *p, pg_word_list *out)
+static uint32_t ascii_lower(uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+/* Length of the contraction ('s 't 'm 'd 're 've 'll) at pos, 0 if none;
+ * fold: match the letters in either case (Llama 3), else lower case only. */
+static size_t contraction_len(const piece *p, size_t pos, int fold)
 {
-    size_t prev = p->begin, pos = p->begin;
+    if (cp_at(p, pos) != '\'' || pos + 1 >= p->end)
+        return 0;
+    uint32_t n1 = cp_at(p, pos + 1);
+    if (fold)
+        n1 = ascii_lower(n1);
+    if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd')
+        return 2;
+    if (pos + 2 >= p->end)
+        return 0;
+    uint32_t n2 = cp_at(p, pos + 2);
+    if (fold)
+        n2 = ascii_lower(n2);
+    if ((n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') || (n1 == 'l' && n2 == 'l'))
+        return 3;
+    return 0;
+}
+
+/* The splitters append word lengths (code points) as they find the ends:
+ * `prev` is where the current word starts, `out` the list. */
 #define EMIT(end_)                                                   \
     do {                                                             \
         size_t e_ = (end_);                                          \
@@ -44,25 +65,20 @@ static void split_gpt2(const piece *p, pg_word_list *out)
             pg_word_list_push(out, e_ - prev);                       \
         prev = e_;                                                   \
     } while (0)
+
+/* Appends the lengths (in code points) of the words of one piece. */
+static void split_gpt2(const piece *p, pg_word_list *out)
+{
+    size_t prev = p->begin, pos = p->begin;
     while (pos < p->end) {
         uint32_t c = cp_at(p, pos);
         unsigned k = cls(p, pos);
         /* 's 't 'm 'd 're 've 'll */
-        if (c == '\'' && pos + 1 < p->end) {
-            uint32_t n1 = cp_at(p, pos + 1);
-            if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd') {
-                EMIT(pos + 2);
-                pos += 2;
-                continue;
-            }
-            if (pos + 2 < p->end) {
-                uint32_t n2 = cp_at(p, pos + 2);
-                if ((n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') || (n1 == 'l' && n2 == 'l')) {
-                    EMIT(pos + 3);
-                    pos += 3;
-                    continue;
-                }
-            }
+        size_t cl = contraction_len(p, pos, 0);
+        if (cl) {
+            EMIT(pos + cl);
+            pos += cl;
+            continue;
         }
         /* an optional leading space, then a run of one class */
         unsigned k2 = c == ' ' ? cls(p, pos + 1) : k;
@@ -108,42 +124,22 @@ static void split_gpt2(const piece *p, pg_word_list *out)
         }
         EMIT(++pos);   /* nothing matched: one code point alone */
     }
-#undef EMIT
 }
-
-static uint32_t ascii_lower(uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
 
 static int is_cr_lf(uint32_t c) { return c == '\r' || c == '\n'; }
 
 static void split_llama3(const piece *p, pg_word_list *out)
 {
     size_t prev = p->begin, pos = p->begin;
-#define EMIT(end_)                                                   \
-    do {                                                             \
-        size_t e_ = (end_);                                          \
-        if (e_ > prev)                                               \
-            pg_word_list_push(out, e_ - prev);                       \
-        prev = e_;                                                   \
-    } while (0)
     while (pos < p->end) {
         uint32_t c = cp_at(p, pos);
         unsigned k = cls(p, pos);
         /* contractions, either case */
-        if (c == '\'' && pos + 1 < p->end) {
-            uint32_t n1 = ascii_lower(cp_at(p, pos + 1));
-            if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd') {
-                EMIT(pos + 2);
-                pos += 2;
-                continue;
-            }
-            if (pos + 2 < p->end) {
-                uint32_t n2 = ascii_lower(cp_at(p, pos + 2));
-                if ((n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') || (n1 == 'l' && n2 == 'l')) {
-                    EMIT(pos + 3);
-                    pos += 3;
-                    continue;
-                }
-            }
+        size_t cl = contraction_len(p, pos, 1);
+        if (cl) {
+            EMIT(pos + cl);
+            pos += cl;
+            continue;
         }
         /* [^\r\n\p{L}\p{N}]?\p{L}+: one leading non-letter (not a digit or
          * line break) may lead a run of letters */
@@ -205,7 +201,6 @@ static void split_llama3(const piece *p, pg_word_list *out)
         }
         EMIT(++pos);
     }
-#undef EMIT
 }
 
 void pg_pretokenize(pg_pretok_kind kind, const uint32_t *cps, size_t n, pg_word_list *out)
