@@ -95,9 +95,9 @@ def cpu_info() -> CpuInfo:
     check(lib.pg_cpu_get_info(ci))
     dispatch = {}
     info = ffi.new("pg_variant_info *")
-    for op in range(lib.pg_op_count()):
+    for op in range(lib.pg_kernel_family_count()):
         check(lib.pg_variant_get_info(op, lib.pg_variant_selected(op), info))
-        dispatch[cstr(lib.pg_op_name(op))] = cstr(info.name)
+        dispatch[cstr(lib.pg_kernel_family_name(op))] = cstr(info.name)
     return CpuInfo(
         arch=cstr(ci.arch),
         vendor=cstr(ci.vendor),

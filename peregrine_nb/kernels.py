@@ -29,7 +29,7 @@ ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2}
 
 def ops() -> list[str]:
     """Names of every op with a variant table."""
-    return [cstr(lib.pg_op_name(i)) for i in range(lib.pg_op_count())]
+    return [cstr(lib.pg_kernel_family_name(i)) for i in range(lib.pg_kernel_family_count())]
 
 
 def variants(op: str | None = None):
@@ -39,8 +39,8 @@ def variants(op: str | None = None):
 
     rows = []
     info = ffi.new("pg_variant_info *")
-    for i in range(lib.pg_op_count()):
-        name = cstr(lib.pg_op_name(i))
+    for i in range(lib.pg_kernel_family_count()):
+        name = cstr(lib.pg_kernel_family_name(i))
         if op is not None and name != op:
             continue
         for j in range(lib.pg_variant_count(i)):
@@ -59,7 +59,7 @@ def variants(op: str | None = None):
 
 
 def _op_index(op: str) -> int:
-    i = lib.pg_op_find(op.encode())
+    i = lib.pg_kernel_family_find(op.encode())
     if i < 0:
         raise InvalidArgumentError(f"unknown op '{op}' (known: {', '.join(ops())})")
     return i

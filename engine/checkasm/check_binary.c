@@ -4,7 +4,7 @@
 #include "../kernels/vmul/vmul.h"
 #include "checkasm.h"
 
-static void check_binary(const pg_op *op)
+static void check_binary(const pg_kernel_family *op)
 {
     declare_func(void, size_t n, const float *a, const float *b, float *y);
     for (int v = 0; v < op->count; v++) {
@@ -32,5 +32,5 @@ static void check_binary(const pg_op *op)
     checkasm_report(op->name);
 }
 
-void checkasm_check_vadd(void) { check_binary(&pg_op_vadd); }
-void checkasm_check_vmul(void) { check_binary(&pg_op_vmul); }
+void checkasm_check_vadd(void) { check_binary(&pg_kernels_vadd); }
+void checkasm_check_vmul(void) { check_binary(&pg_kernels_vmul); }

@@ -30,7 +30,7 @@ typedef struct range {
 
 typedef struct unary_spec {
     const char *name;
-    const pg_op *op;
+    const pg_kernel_family *op;
     double (*truth)(double);
     range ranges[6];
     int n_ranges;
@@ -148,7 +148,7 @@ static void check_specials(const unary_spec *s, pg_f32_unary_fn fn)
 static void check_unary(const unary_spec *s)
 {
     declare_func(void, size_t n, const float *x, float *y);
-    const pg_op *op = s->op;
+    const pg_kernel_family *op = s->op;
     for (int v = 0; v < op->count; v++) {
         if (!checkasm_check_variant(op, v))
             continue;
@@ -198,28 +198,28 @@ static void check_unary(const unary_spec *s)
  * measured maxima printed by the run sit below them. */
 void checkasm_check_vexp(void)
 {
-    static const unary_spec s = { "vexp", &pg_op_vexp, t_exp,
+    static const unary_spec s = { "vexp", &pg_kernels_vexp, t_exp,
         { { -110, 95, 0 }, { -1, 1, 0 }, { -88, -86, 0 }, { 87, 89, 0 }, { -40, 6, 1 } }, 5, 1, 0, NULL };
     check_unary(&s);
 }
 
 void checkasm_check_sigmoid(void)
 {
-    static const unary_spec s = { "sigmoid", &pg_op_sigmoid, t_sigmoid,
+    static const unary_spec s = { "sigmoid", &pg_kernels_sigmoid, t_sigmoid,
         { { -110, 110, 0 }, { -20, 20, 0 }, { -1, 1, 0 }, { -40, 7, 1 } }, 4, 2.5, 0, NULL };
     check_unary(&s);
 }
 
 void checkasm_check_silu(void)
 {
-    static const unary_spec s = { "silu", &pg_op_silu, t_silu,
+    static const unary_spec s = { "silu", &pg_kernels_silu, t_silu,
         { { -110, 110, 0 }, { -20, 20, 0 }, { -1, 1, 0 }, { -40, 7, 1 } }, 4, 3.5, 0, NULL };
     check_unary(&s);
 }
 
 void checkasm_check_tanh(void)
 {
-    static const unary_spec s = { "tanh", &pg_op_tanh, t_tanh,
+    static const unary_spec s = { "tanh", &pg_kernels_tanh, t_tanh,
         { { -12, 12, 0 }, { -1, 1, 0 }, { -0.7f, 0.7f, 0 }, { 0.5f, 0.75f, 0 }, { -40, 7, 1 } }, 5, 1.5,
         0, NULL };
     check_unary(&s);
@@ -227,14 +227,14 @@ void checkasm_check_tanh(void)
 
 void checkasm_check_gelu_tanh(void)
 {
-    static const unary_spec s = { "gelu_tanh", &pg_op_gelu_tanh, t_gelu_tanh,
+    static const unary_spec s = { "gelu_tanh", &pg_kernels_gelu_tanh, t_gelu_tanh,
         { { -12, 12, 0 }, { -4, 4, 0 }, { -1, 1, 0 }, { -40, 14, 1 } }, 4, 2.5, 0, c_gelu_tanh };
     check_unary(&s);
 }
 
 void checkasm_check_gelu_erf(void)
 {
-    static const unary_spec s = { "gelu_erf", &pg_op_gelu_erf, t_gelu_erf,
+    static const unary_spec s = { "gelu_erf", &pg_kernels_gelu_erf, t_gelu_erf,
         { { -12, 12, 0 }, { -6, 6, 0 }, { -1, 1, 0 }, { -40, 14, 1 } }, 4, 1.5, 1, NULL };
     check_unary(&s);
 }

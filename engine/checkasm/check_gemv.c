@@ -49,7 +49,7 @@ void checkasm_check_gemv(void)
 {
     declare_func(void, size_t N, size_t K, const float *x, const float *B, size_t ldb,
                  const float *bias, float *y);
-    const pg_op *op = &pg_op_gemv;
+    const pg_kernel_family *op = &pg_kernels_gemv;
     static const size_t ks[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 13, 32 };
     /* Across the 16384-column block boundary, and K larger than small. */
     static const size_t big[][2] = { { 16383, 3 }, { 16384, 2 }, { 16385, 5 }, { 32771, 1 },
@@ -132,7 +132,7 @@ void checkasm_check_gemv_nk(void)
 {
     declare_func(void, size_t N, size_t K, const float *x, const float *W, size_t ldw,
                  const float *bias, float *y);
-    const pg_op *op = &pg_op_gemv_nk;
+    const pg_kernel_family *op = &pg_kernels_gemv_nk;
     static const size_t ks[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100 };
     size_t max_n = 0;
     for (int i = 0; i < checkasm_n_sizes; i++)

@@ -32,7 +32,7 @@ void checkasm_check_layernorm(void)
 {
     declare_func(void, size_t n, const float *x, const float *gamma, const float *beta, float eps,
                  float *y);
-    const pg_op *op = &pg_op_layernorm;
+    const pg_kernel_family *op = &pg_kernels_layernorm;
     for (int v = 0; v < op->count; v++) {
         if (!checkasm_check_variant(op, v))
             continue;
@@ -86,7 +86,7 @@ void checkasm_check_layernorm(void)
 void checkasm_check_rmsnorm(void)
 {
     declare_func(void, size_t n, const float *x, const float *gamma, float eps, float *y);
-    const pg_op *op = &pg_op_rmsnorm;
+    const pg_kernel_family *op = &pg_kernels_rmsnorm;
     for (int v = 0; v < op->count; v++) {
         if (!checkasm_check_variant(op, v))
             continue;

@@ -183,7 +183,7 @@ static void fill_row(float *x, size_t n, int kind)
     }
 }
 
-static void check_quantize_op(const pg_op *op, size_t block_bytes)
+static void check_quantize_op(const pg_kernel_family *op, size_t block_bytes)
 {
     declare_func(void, size_t n, const float *x, void *y);
     static const size_t ns[] = { 0, 32, 64, 96, 128, 192, 224, 256, 576, 1536 };
@@ -228,8 +228,8 @@ static void check_quantize_op(const pg_op *op, size_t block_bytes)
 
 void checkasm_check_quantize_q8(void)
 {
-    check_quantize_op(&pg_op_quantize_q8_0, 34);
-    check_quantize_op(&pg_op_quantize_q8_1, 36);
+    check_quantize_op(&pg_kernels_quantize_q8_0, 34);
+    check_quantize_op(&pg_kernels_quantize_q8_1, 36);
     checkasm_report("quantize_q8");
 }
 
@@ -246,7 +246,7 @@ void checkasm_check_qgemv(void)
 
     for (int t = 0; t < 3; t++) {
         int wtype = wtypes[t], atype = pg_qgemv_act_type(wtype);
-        const pg_op *op = pg_qgemv_op(wtype);
+        const pg_kernel_family *op = pg_qgemv_op(wtype);
         size_t wb = (size_t)pg_ggml_traits(wtype)->bytes, xb = (size_t)pg_ggml_traits(atype)->bytes;
         uint8_t *W = checkasm_alloc(maxN * (maxK / 32 * wb + 64));
         uint8_t *x = checkasm_alloc(maxK / 32 * xb);
@@ -318,7 +318,7 @@ void checkasm_check_qgemm(void)
 
     for (int t = 0; t < 3; t++) {
         int wtype = wtypes[t], atype = pg_qgemv_act_type(wtype);
-        const pg_op *op = pg_qgemm_op(wtype);
+        const pg_kernel_family *op = pg_qgemm_op(wtype);
         size_t wb = (size_t)pg_ggml_traits(wtype)->bytes, xb = (size_t)pg_ggml_traits(atype)->bytes;
         uint8_t *W = checkasm_alloc(maxN * (maxK / 32 * wb + 64));
         uint8_t *X = checkasm_alloc(maxM * (maxK / 32 * xb + 64));

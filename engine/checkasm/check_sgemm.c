@@ -124,7 +124,7 @@ static void prepare_c(float *dst, const float *C0, size_t m, size_t n, size_t ld
             dst[i * ldc + j] = (j < n && !accumulate) ? NAN : C0[i * ldc + j];
 }
 
-static int check_tiles(const pg_op *op, int v, bufs *b)
+static int check_tiles(const pg_kernel_family *op, int v, bufs *b)
 {
     declare_func(void, size_t mr, size_t nr, size_t k, const float *a, size_t lda,
                  const float *b, float *c, size_t ldc, const pg_sgemm_epilogue *ep);
@@ -275,7 +275,7 @@ static void bench_driver(int v, size_t M, size_t N, size_t K, double peak1)
         double g = flops / best * 1e-9;
         printf("   bench %-34s driver %4zux%4zux%4zu (MxKxN) %d thread%s %8.2f GFLOP/s"
                "  %5.1f%% of %d x 1-thread peak\n",
-               pg_op_sgemm.variants[v].name, M, K, N, t, t > 1 ? "s" : " ", g,
+               pg_kernels_sgemm.variants[v].name, M, K, N, t, t > 1 ? "s" : " ", g,
                100.0 * g / (peak1 * t), t);
     }
     pg_packed_b_free(pb);
@@ -283,7 +283,7 @@ static void bench_driver(int v, size_t M, size_t N, size_t K, double peak1)
 
 void checkasm_check_sgemm(void)
 {
-    const pg_op *op = &pg_op_sgemm;
+    const pg_kernel_family *op = &pg_kernels_sgemm;
     /* sizes of the largest case of each buffer: the edge shapes (up to
      * 33 x 33 x 33), the tiles (MR <= 16, NR <= 32, k <= 131; the tile
      * bench MR x 256 of A, 256 x NR packed) and BIG_SHAPES, strides padded

@@ -40,7 +40,7 @@ static struct {
     const char *function_glob;
     int bench, small, list, selftest;
     /* the function under test */
-    const pg_op *op;
+    const pg_kernel_family *op;
     const pg_variant *variant;
     int cur_failed;
     /* variants already checked at a higher level: op/variant pairs */
@@ -255,7 +255,7 @@ static void finish_variant(void)
     state.variant = NULL;
 }
 
-int checkasm_check_variant(const pg_op *op, int v)
+int checkasm_check_variant(const pg_kernel_family *op, int v)
 {
     finish_variant();
     if (v < 0 || v >= op->count - 1)
@@ -414,7 +414,7 @@ static void detect_trampoline_support(void)
 static void list_functions(void)
 {
     int n = 0;
-    const pg_op *const *ops = pg_ops_all(&n);
+    const pg_kernel_family *const *ops = pg_kernel_families_all(&n);
     uint64_t have = pg_cpu_caps_get()->flags;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < ops[i]->count; j++) {
@@ -512,9 +512,9 @@ int main(int argc, char **argv)
         for (int c = 0; c < checkasm_n_checks; c++) {
             /* the variant each op dispatches to must be allowed by the mask */
             int n_ops = 0;
-            const pg_op *const *ops = pg_ops_all(&n_ops);
+            const pg_kernel_family *const *ops = pg_kernel_families_all(&n_ops);
             for (int o = 0; c == 0 && o < n_ops; o++) {
-                const pg_variant *sel = pg_op_select(ops[o]);
+                const pg_variant *sel = pg_kernel_select(ops[o]);
                 if ((sel->required & f) != sel->required) {
                     printf("   dispatch of %s picked %s outside level %s\n", ops[o]->name,
                            sel->name, pg_cpu_level_name(lvl));

@@ -7,7 +7,7 @@
  *     void checkasm_check_vadd(void)
  *     {
  *         declare_func(void, size_t n, const float *a, const float *b, float *y);
- *         const pg_op *op = &pg_op_vadd;
+ *         const pg_kernel_family *op = &pg_kernels_vadd;
  *         for (int v = 0; v < op->count; v++) {
  *             if (!checkasm_check_variant(op, v))   // skips the reference, masked
  *                 continue;                          // or unrunnable variants, --function
@@ -42,7 +42,7 @@ extern int checkasm_n_sizes;
 /* 1 if variant v of op is to be tested now: not the C reference (the last
  * entry), runnable under the active CPU mask, and matching --function.
  * Also makes v the "current function" that failures are reported against. */
-int checkasm_check_variant(const pg_op *op, int v);
+int checkasm_check_variant(const pg_kernel_family *op, int v);
 
 /* Deterministic random numbers from --seed. */
 uint32_t checkasm_rand(void);
@@ -110,7 +110,7 @@ void checkasm_bench_record(int is_new, uint64_t ns, int iterations);
 
 /* The entry point of slot v of op: the table's, or in external mode
  * (external.c) the function loaded from --load for slot 0. */
-const void *checkasm_variant_fn(const pg_op *op, int v);
+const void *checkasm_variant_fn(const pg_kernel_family *op, int v);
 
 #define declare_func(ret, ...)                                              \
     typedef ret checkasm_fn_t(__VA_ARGS__);                                 \

@@ -24,7 +24,7 @@
 
 static struct {
     const char *lib_path, *symbol, *op_name;
-    const pg_op *op;
+    const pg_kernel_family *op;
     pg_variant variant;
     void *handle;
 } ext;
@@ -53,7 +53,7 @@ int checkasm_external_load(int (*has_check)(const char *op))
         fprintf(stderr, "checkasm: --load, --symbol and --op go together\n");
         return 0;
     }
-    ext.op = pg_op_by_name(ext.op_name);
+    ext.op = pg_kernel_family_by_name(ext.op_name);
     if (!ext.op) {
         fprintf(stderr, "checkasm: unknown op '%s'\n", ext.op_name);
         return 0;
@@ -88,14 +88,14 @@ int checkasm_external_load(int (*has_check)(const char *op))
     return 1;
 }
 
-const pg_variant *checkasm_external_variant(const pg_op *op, int v)
+const pg_variant *checkasm_external_variant(const pg_kernel_family *op, int v)
 {
     if (!checkasm_external_enabled())
         return &op->variants[v];
     return op == ext.op && v == 0 ? &ext.variant : NULL;
 }
 
-const void *checkasm_variant_fn(const pg_op *op, int v)
+const void *checkasm_variant_fn(const pg_kernel_family *op, int v)
 {
     if (checkasm_external_enabled() && op == ext.op && v == 0)
         return ext.variant.fn;

@@ -15,6 +15,6 @@ int checkasm_external_load(int (*has_check)(const char *op));
 /* The variant record slot v of op stands for: the table's own outside
  * external mode; the loaded function for slot 0 of the op, NULL (skip)
  * for everything else in it. */
-const pg_variant *checkasm_external_variant(const pg_op *op, int v);
+const pg_variant *checkasm_external_variant(const pg_kernel_family *op, int v);
 
 #endif

@@ -44,10 +44,10 @@ static int cmd_info(void)
     print_bytes("L2", ci.l2_bytes);
     print_bytes("L3", ci.l3_bytes);
     printf("dispatch\n");
-    for (int op = 0; op < pg_op_count(); op++) {
+    for (int op = 0; op < pg_kernel_family_count(); op++) {
         pg_variant_info vi;
         if (pg_variant_get_info(op, pg_variant_selected(op), &vi) == PG_OK)
-            printf("  %-14s %s\n", pg_op_name(op), vi.name);
+            printf("  %-14s %s\n", pg_kernel_family_name(op), vi.name);
     }
     return 0;
 }

@@ -3,38 +3,23 @@
 #include <string.h>
 
 #include "../kernels/sgemm/sgemm.h"
+#include "../core/error.h"
 #include "../kernels/unary_fn.h"
 #include "gemm.h"
 
-static size_t sgemm_nr(void)
+size_t pg_gemm_scratch_bytes(const pg_variant *sgemm, size_t K, size_t N)
 {
-    const pg_sgemm_params *p = pg_op_select(&pg_op_sgemm)->params;
-    return p ? (size_t)p->nr : 0;
-}
-
-size_t pg_gemm_scratch_bytes(size_t K, size_t N)
-{
-    size_t nr = sgemm_nr();
-    if (!nr)
+    const pg_sgemm_params *p = sgemm ? sgemm->params : NULL;
+    if (!p || p->nr <= 0)
         return 0;
+    size_t nr = (size_t)p->nr;
     return ((N + nr - 1) / nr) * nr * K * sizeof(float) + 64;
 }
 
-/* An elementwise kernel by registry name, NULL if that op is not built. */
-static pg_f32_unary_fn unary_by_name(const char *name)
+void pg_apply_act(const pg_variant *kern, pg_act_kind act, float *y, size_t n)
 {
-    const pg_op *op = pg_op_by_name(name);
-    return op ? (pg_f32_unary_fn)pg_op_select(op)->fn : NULL;
-}
-
-void pg_apply_act(pg_act_kind act, float *y, size_t n)
-{
-    const char *kname = act == PG_ACTK_GELU ? "gelu_erf" : act == PG_ACTK_GELU_TANH ? "gelu_tanh"
-                      : act == PG_ACTK_SIGMOID ? "sigmoid" : act == PG_ACTK_TANH ? "tanh"
-                      : act == PG_ACTK_SILU ? "silu" : NULL;
-    pg_f32_unary_fn fn = kname ? unary_by_name(kname) : NULL;
-    if (fn) {
-        fn(n, y, y);
+    if (kern) {
+        ((pg_f32_unary_fn)kern->fn)(n, y, y);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -81,15 +66,6 @@ void pg_gemm_pack_bt(size_t K, size_t N, const float *Bt, size_t ldb, size_t nr,
     }
 }
 
-static float b_at(const pg_gemm_b *B, size_t K, size_t kk, size_t j)
-{
-    if (B->packed) {
-        size_t p = j / B->nr;
-        return B->data[p * K * B->nr + kk * B->nr + j % B->nr];
-    }
-    return B->trans ? B->data[j * B->ldb + kk] : B->data[kk * B->ldb + j];
-}
-
 /* Plain loops: row i of C accumulates alpha*A[i,k] * B[k,:]. */
 static void gemm_loop(size_t M, size_t N, size_t K, const float *A, size_t lda,
                       const pg_gemm_b *B, size_t col0, float *C, size_t ldc)
@@ -111,49 +87,53 @@ static void gemm_loop(size_t M, size_t N, size_t K, const float *A, size_t lda,
             c[j] = 0;
         for (size_t kk = 0; kk < K; kk++) {
             float av = a[kk];
-            if (B->packed) {
-                for (size_t j = 0; j < N; j++)
-                    c[j] += av * b_at(B, K, kk, col0 + j);
-            } else {
-                const float *b = B->data + kk * B->ldb + col0;
-                for (size_t j = 0; j < N; j++)
-                    c[j] += av * b[j];
-            }
+            const float *b = B->data + kk * B->ldb + col0;
+            for (size_t j = 0; j < N; j++)
+                c[j] += av * b[j];
         }
     }
 }
 
-void pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, size_t lda,
-               const pg_gemm_b *B, size_t col0, float *C, size_t ldc,
-               const float *bias, pg_act_kind act, float alpha)
+pg_status pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, size_t lda,
+                    const pg_gemm_b *B, size_t col0, float *C, size_t ldc,
+                    const float *bias, pg_act_kind act, float alpha)
 {
     if (M == 0 || N == 0)
-        return;
-    const pg_variant *v = pg_op_select(&pg_op_sgemm);
-    const pg_sgemm_params *prm = v->params;
+        return PG_OK;
+    const pg_variant *v = k->bind->kern[0];
+    const pg_sgemm_params *prm = v ? v->params : NULL;
     size_t nr = prm ? (size_t)prm->nr : 0;
     int threads = k->threads;   /* the model's count; 0 (outside a model) = the default */
-    int done = 0;
-    if (alpha == 1.0f && nr) {
-        pg_packed_b pb = { v, K, N, nr, (N + nr - 1) / nr, NULL };
-        if (B->packed && B->nr == nr && col0 % nr == 0) {
-            pb.data = (float *)B->data + (col0 / nr) * K * nr;
-        } else if (!B->packed && k->scratch && k->scratch_bytes >= pg_gemm_scratch_bytes(K, N)) {
-            if (B->trans)
-                pg_gemm_pack_bt(K, N, B->data + col0 * B->ldb, B->ldb, nr, k->scratch);
-            else
-                pg_sgemm_pack_panels(K, N, B->data + col0, B->ldb, nr, k->scratch);
-            pb.data = k->scratch;
-        }
-        if (pb.data) {
-            int kact = act == PG_ACTK_RELU ? PG_ACT_RELU : act == PG_ACTK_GELU ? PG_ACT_GELU : PG_ACT_NONE;
-            done = pg_sgemm_packed(M, A, lda, &pb, bias, kact, C, ldc, threads) == PG_OK;
-            if (done && (kact != PG_ACT_NONE || act == PG_ACTK_NONE))
-                return;
-        }
+    /* a packed weight runs on the kernel it was packed for, or not at all */
+    if (B->packed && (B->nr != nr || col0 % nr))
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': weight packed in %zu-column panels, bound to %s "
+                       "(%zu columns)", k->node->name, B->nr, v ? v->name : "no SGEMM kernel", nr);
+    pg_packed_b pb = { v, K, N, nr, nr ? (N + nr - 1) / nr : 0, NULL };
+    if (B->packed) {
+        pb.data = (float *)B->data + (col0 / nr) * K * nr;
+    } else if (nr && alpha == 1.0f && k->scratch && k->scratch_bytes >= pg_gemm_scratch_bytes(v, K, N)) {
+        if (B->trans)
+            pg_gemm_pack_bt(K, N, B->data + col0 * B->ldb, B->ldb, nr, k->scratch);
+        else
+            pg_sgemm_pack_panels(K, N, B->data + col0, B->ldb, nr, k->scratch);
+        pb.data = k->scratch;
     }
-    if (!done) {
+    /* the kernel's epilogue takes bias and relu/gelu when alpha is 1; the
+     * rest follows the product in these loops */
+    int fused = alpha == 1.0f;
+    if (pb.data) {
+        int kact = !fused ? PG_ACT_NONE : act == PG_ACTK_RELU ? PG_ACT_RELU
+                 : act == PG_ACTK_GELU ? PG_ACT_GELU : PG_ACT_NONE;
+        pg_status st = pg_sgemm_packed(M, A, lda, &pb, fused ? bias : NULL, kact, C, ldc, threads);
+        if (st)
+            return st;
+        if (kact != PG_ACT_NONE || (fused && act == PG_ACTK_NONE))
+            return PG_OK;
+    } else {
         gemm_loop(M, N, K, A, lda, B, col0, C, ldc);
+        fused = 0;
+    }
+    if (!fused)
         for (size_t i = 0; i < M; i++) {
             float *c = C + i * ldc;
             if (alpha != 1.0f)
@@ -161,8 +141,8 @@ void pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, size_t 
             if (bias)
                 for (size_t j = 0; j < N; j++) c[j] += bias[j];
         }
-    }
     if (act != PG_ACTK_NONE)
         for (size_t i = 0; i < M; i++)
-            pg_apply_act(act, C + i * ldc, N);
+            pg_apply_act(k->bind->kern[1], act, C + i * ldc, N);
+    return PG_OK;
 }

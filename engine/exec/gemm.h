@@ -1,10 +1,10 @@
 /* gemm.h - the one matrix-product entry point of the executors:
  *   C[M,N] = act(alpha * A . B[:, col0:col0+N] + bias)
  * B is row-major (ldb), transposed (B^T stored, ldb its row length) or a
- * constant pre-packed into the SGEMM kernel's NR-wide panels.  fp32 products
- * that the packed SGEMM kernel can take (alpha 1) go through it - packing B
- * (either way round) into the step's scratch when it was not pre-packed;
- * the rest is a plain C loop. */
+ * constant pre-packed into the SGEMM kernel's NR-wide panels.  Products go
+ * through the packed SGEMM kernel - packing B (either way round) into the
+ * step's scratch when it was not pre-packed; only an unpacked B with alpha
+ * != 1 takes the plain C loop. */
 #ifndef PG_EXEC_GEMM_H
 #define PG_EXEC_GEMM_H
 
@@ -27,16 +27,18 @@ typedef struct pg_gemm_b {
     size_t nr;
 } pg_gemm_b;
 
-void pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, size_t lda,
-               const pg_gemm_b *B, size_t col0, float *C, size_t ldc,
-               const float *bias, pg_act_kind act, float alpha);
+/* Runs on the step's bound SGEMM kernel (k->bind->kern[0]); a packed B
+ * must be packed for it (else PG_ERR_INTERNAL: never a silent slow path). */
+pg_status pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, size_t lda,
+                    const pg_gemm_b *B, size_t col0, float *C, size_t ldc,
+                    const float *bias, pg_act_kind act, float alpha);
 /* B = Bt^T (Bt stored [N, K], row length ldb) packed into nr-wide SGEMM
  * panels: ceil(N/nr) * K * nr floats at dst, the columns past N zero. */
 void pg_gemm_pack_bt(size_t K, size_t N, const float *Bt, size_t ldb, size_t nr, float *dst);
-/* Scratch pg_gemm2d may use to pack a K x N (unpacked) B. */
-size_t pg_gemm_scratch_bytes(size_t K, size_t N);
+/* Scratch pg_gemm2d needs to pack a K x N (unpacked) B for that kernel. */
+size_t pg_gemm_scratch_bytes(const pg_variant *sgemm, size_t K, size_t N);
 /* Applies an activation to n floats in place (the ones the SGEMM epilogue
- * does not have). */
-void pg_apply_act(pg_act_kind act, float *y, size_t n);
+ * does not have): the bound elementwise kernel, or a plain loop if NULL. */
+void pg_apply_act(const pg_variant *kern, pg_act_kind act, float *y, size_t n);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../core/alloc.h"
+#include "../core/cpu.h"
 #include "../core/error.h"
 #include "../core/threadpool.h"
 #include "../passes/passes.h"
@@ -60,6 +61,8 @@ static void *home(const pg_model *m, int tid)
 
 static void free_steps(pg_model *m)
 {
+    if (!m->steps)
+        return;
     for (int s = 0; s < m->n_steps; s++) {
         pg_step *st = &m->steps[s];
         pg_free(st->in);
@@ -71,12 +74,13 @@ static void free_steps(pg_model *m)
         pg_free(st->detail);
     }
     pg_free(m->steps);
+    m->steps = NULL;
+    m->n_steps = 0;
 }
 
-void pg_model_free(pg_model *m)
+/* Everything that depends on the bound kernels: steps, plan, arena. */
+static void free_bound(pg_model *m)
 {
-    if (!m)
-        return;
     free_steps(m);
     if (m->out_copy)
         for (int i = 0; i < m->g->n_outputs; i++)
@@ -84,14 +88,42 @@ void pg_model_free(pg_model *m)
     pg_free(m->out_copy);
     pg_free(m->feeds);
     pg_free(m->arena);
-    free(m->text);
+    pg_free(m->binds);
+    m->out_copy = NULL;
+    m->feeds = NULL;
+    m->arena = NULL;
+    m->binds = NULL;
     pg_plan_free(&m->plan);
+}
+
+void pg_model_free(pg_model *m)
+{
+    if (!m)
+        return;
+    if (m->g)
+        free_bound(m);
+    free(m->text);
     pg_pass_log_free(m->pass_log);
     pg_ir_free(m->g);
     pg_free(m);
 }
 
 /* ---- compile -------------------------------------------------------------- */
+
+/* What the step shows: the fused activation, a packed weight, and the
+ * kernels it is bound to ("activation=gelu packed-B sgemm=f32_gemm_...") */
+static char *step_detail(const pg_graph *g, const pg_node *n, const pg_binding *b)
+{
+    char d[256] = "";
+    size_t o = 0;
+    if (n->op == PG_OP_FUSED_MATMUL || n->op == PG_OP_QKV_MATMUL)
+        o += (size_t)snprintf(d, sizeof d, "activation=%s%s", pg_ir_attr_string(n, "activation", "none"),
+                              g->tensors[n->inputs[1]]->layout == PG_LAYOUT_PACKED ? " packed-B" : "");
+    for (int r = 0; r < (int)(sizeof b->kern / sizeof b->kern[0]) && o < sizeof d - 1; r++)
+        if (b->kern[r])
+            o += (size_t)snprintf(d + o, sizeof d - o, "%skernel=%s", o ? " " : "", b->kern[r]->name);
+    return pg_strdup(d);
+}
 
 static pg_status build_steps(pg_model *m)
 {
@@ -104,9 +136,11 @@ static pg_status build_steps(pg_model *m)
         pg_step *st = &m->steps[s];
         const pg_node *n = g->nodes[m->plan.order[s]];
         st->node = n;
-        st->fn = pg_exec_lookup(n->op);
+        const pg_opdef *def = pg_opdef_of(n->op);
+        st->fn = def ? def->exec : NULL;
         if (!st->fn)
             return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no executor for op '%s'", n->name, n->op_type);
+        st->bind = &m->binds[n->id];
         st->n_in = n->n_inputs;
         st->n_out = n->n_outputs;
         st->in = pg_calloc((size_t)(n->n_inputs + 1), sizeof(void *));
@@ -129,11 +163,7 @@ static pg_status build_steps(pg_model *m)
             st->scratch_bytes = m->plan.bufs[sb].bytes;
         }
         st->state = (void *)pg_exec_node_state(g, n);
-        char d[160] = "";
-        if (n->op == PG_OP_FUSED_MATMUL || n->op == PG_OP_QKV_MATMUL)
-            snprintf(d, sizeof d, "activation=%s%s", pg_ir_attr_string(n, "activation", "none"),
-                     g->tensors[n->inputs[1]]->layout == PG_LAYOUT_PACKED ? " packed-B" : "");
-        st->detail = pg_strdup(d);
+        st->detail = step_detail(g, n, st->bind);
     }
     return PG_OK;
 }
@@ -142,6 +172,55 @@ static int is_output_alias_outside_arena(const pg_model *m, int tid)
 {
     const pg_plan_tensor *pt = &m->plan.t[tid];
     return pt->buf < 0 || m->plan.bufs[pt->buf].kind != PG_PLAN_ARENA;
+}
+
+/* Binds every node's kernels under the current CPU mask, sizes their
+ * scratch, plans memory for them, allocates the arena and builds the
+ * steps.  Compiling ends here; rebinding runs it again. */
+static pg_status bind_and_plan(pg_model *m, const char *planner)
+{
+    pg_graph *g = m->g;
+    size_t *scratch = pg_calloc((size_t)(g->n_nodes + 1), sizeof *scratch);
+    m->binds = pg_calloc((size_t)(g->n_nodes + 1), sizeof *m->binds);
+    if (!scratch || !m->binds) {
+        pg_free(scratch);
+        return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
+    }
+    pg_status st = PG_OK;
+    PG_IR_FOR_NODES(g, n) {
+        const pg_tensor *ins[64] = { 0 }, *outs[64] = { 0 };
+        for (int i = 0; i < n->n_inputs && i < 64; i++)
+            ins[i] = n->inputs[i] >= 0 ? g->tensors[n->inputs[i]] : NULL;
+        for (int o = 0; o < n->n_outputs && o < 64; o++)
+            outs[o] = g->tensors[n->outputs[o]];
+        if ((st = pg_exec_bind(n, ins, outs, &m->binds[n->id])))
+            break;
+        scratch[n->id] = pg_exec_scratch_bytes(n, ins, outs, m->threads, &m->binds[n->id]);
+    }
+    if (st == PG_OK)
+        st = pg_plan_build(g, planner, scratch, &m->plan);
+    pg_free(scratch);
+    if (st)
+        return st;
+    m->arena = pg_malloc(m->plan.arena_bytes ? m->plan.arena_bytes : 64);
+    m->feeds = pg_calloc((size_t)(g->n_inputs + 1), sizeof(void *));
+    m->out_copy = pg_calloc((size_t)(g->n_outputs + 1), sizeof(void *));
+    if (!m->arena || !m->feeds || !m->out_copy)
+        return pg_fail(PG_ERR_NOMEM, "out of memory for a %llu-byte arena",
+                       (unsigned long long)m->plan.arena_bytes);
+    for (int i = 0; i < g->n_outputs; i++) {
+        int tid = g->outputs[i];
+        if (is_output_alias_outside_arena(m, tid)) {
+            const pg_tensor *t = g->tensors[tid];
+            m->out_copy[i] = pg_malloc((size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype) + 1);
+            if (!m->out_copy[i])
+                return pg_fail(PG_ERR_NOMEM, "out of memory");
+        }
+    }
+    if ((st = build_steps(m)))
+        return st;
+    m->bound_flags = pg_cpu_active_flags();
+    return PG_OK;
 }
 
 pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_model **out)
@@ -178,34 +257,38 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
         if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
             goto fail;
     }
-    if ((st = pg_plan_build_threads(m->g, o.planner, m->threads, &m->plan)))
-        goto fail;
-    m->arena = pg_malloc(m->plan.arena_bytes ? m->plan.arena_bytes : 64);
-    m->feeds = pg_calloc((size_t)(m->g->n_inputs + 1), sizeof(void *));
-    m->out_copy = pg_calloc((size_t)(m->g->n_outputs + 1), sizeof(void *));
-    if (!m->arena || !m->feeds || !m->out_copy) {
-        st = pg_fail(PG_ERR_NOMEM, "out of memory for a %llu-byte arena",
-                     (unsigned long long)m->plan.arena_bytes);
-        goto fail;
-    }
-    for (int i = 0; i < m->g->n_outputs; i++) {
-        int tid = m->g->outputs[i];
-        if (is_output_alias_outside_arena(m, tid)) {
-            const pg_tensor *t = m->g->tensors[tid];
-            m->out_copy[i] = pg_malloc((size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype) + 1);
-            if (!m->out_copy[i]) {
-                st = pg_fail(PG_ERR_NOMEM, "out of memory");
-                goto fail;
-            }
-        }
-    }
-    if ((st = build_steps(m)))
+    if ((st = bind_and_plan(m, o.planner)))
         goto fail;
     m->text = pg_ir_to_text(m->g);
     *out = m;
     return PG_OK;
 fail:
     pg_model_free(m);
+    return st;
+}
+
+int pg_model_is_stale(const pg_model *m)
+{
+    return m && m->bound_flags != pg_cpu_active_flags();
+}
+
+pg_status pg_model_rebind(pg_model *m)
+{
+    pg_clear_error();
+    if (!m)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_model_rebind: NULL model");
+    char planner[sizeof m->plan.planner];
+    memcpy(planner, m->plan.planner, sizeof planner);
+    free_bound(m);
+    int repacked = 0;
+    pg_status st = pg_prepack_relayout(m->g, &repacked);
+    if (st == PG_OK)
+        st = bind_and_plan(m, planner);
+    if (st) {
+        /* no half-bound model: it refuses to run until a rebind succeeds */
+        free_bound(m);
+        m->bound_flags = 0;
+    }
     return st;
 }
 
@@ -217,6 +300,9 @@ pg_status pg_model_run(pg_model *m, int n_feeds, const char *const *names,
     pg_clear_error();
     if (!m || (n_feeds && (!names || !data || !ranks || !shapes)))
         return pg_fail(PG_ERR_INVALID_ARG, "pg_model_run: NULL argument");
+    if (!m->steps)
+        return pg_fail(PG_ERR_INVALID_ARG, "the model is not bound to kernels: its last rebind "
+                       "failed (pg_model_rebind again)");
     pg_graph *g = m->g;
     for (int i = 0; i < g->n_inputs; i++)
         m->feeds[i] = NULL;
@@ -262,7 +348,7 @@ pg_status pg_model_run(pg_model *m, int n_feeds, const char *const *names,
         pg_kctx k = { .node = st->node, .n_in = st->n_in, .n_out = st->n_out, .in = st->in,
                       .x = st->x, .out = st->out, .y = st->y, .scratch = st->scratch,
                       .scratch_bytes = st->scratch_bytes, .state = st->state,
-                      .threads = m->threads };
+                      .bind = st->bind, .threads = m->threads };
         pg_status rc = st->fn(&k);
         if (rc)
             return rc;

@@ -18,6 +18,7 @@ typedef struct pg_step {
     void             *scratch;
     size_t            scratch_bytes;
     void             *state;
+    const pg_binding *bind;     /* its kernels, bound at compile (m->binds) */
     char             *in_text, *out_text, *detail;
 } pg_step;
 
@@ -31,6 +32,8 @@ struct pg_model {
     void     **out_copy;        /* per graph output: own buffer when its tensor lives outside the arena */
     char      *text;
     struct pg_pass_log *pass_log; /* what each pass did; NULL at level 0 */
+    pg_binding *binds;          /* per node id: the kernels bound at compile / rebind */
+    uint64_t   bound_flags;     /* the CPU flags the mask allowed then */
     int        threads;
     int        level;
 };

@@ -15,6 +15,24 @@
 #include <stddef.h>
 
 #include "../graph/ir.h"
+#include "../graph/opdefs.h"
+#include "../kernels/variant.h"
+
+/* The kernels a step was bound to when its model compiled (the row's bind
+ * function, opdefs.def), so no step selects a variant while it runs and a
+ * CPU-mask change reaches a model only through pg_model_rebind.  Roles:
+ *   MatMul, Gemm, FusedMatMul, QKVMatMul  kern[0] sgemm (for a packed weight:
+ *                                         of its panel width), kern[1] the
+ *                                         activation's table when the SGEMM
+ *                                         epilogue lacks it
+ *   FusedAttention                        kern[0] sgemm, kern[1] softmax
+ *   Add, Mul                              kern[0] vadd, vmul
+ *   Tanh Sigmoid SiLU Exp Gelu            kern[0] its elementwise table
+ *   Softmax, LayerNormalization, RMSNorm  kern[0] the row kernel
+ * A NULL role: the executor's plain loop (an op or dtype with no table). */
+typedef struct pg_binding {
+    const pg_variant *kern[2];
+} pg_binding;
 
 typedef struct pg_kctx {
     const pg_node    *node;
@@ -26,12 +44,11 @@ typedef struct pg_kctx {
     void             *scratch;    /* pg_exec_scratch_bytes, 64-byte aligned */
     size_t            scratch_bytes;
     void             *state;      /* op-private compile-time state (packed weights) */
+    const pg_binding *bind;       /* never NULL: the step's bound kernels */
     int               threads;    /* the model's thread count (compile option,
                                    * resolved); 0 outside a model = 1 for
                                    * scratch-sized work, the default for SGEMM */
 } pg_kctx;
-
-typedef pg_status (*pg_exec_fn)(pg_kctx *k);
 
 /* What a node's kctx.state must be: Constant and ConstantOfShape read
  * their `value` tensor attribute through it (NULL for every other op).
@@ -39,28 +56,34 @@ typedef pg_status (*pg_exec_fn)(pg_kctx *k);
  * k.state = pg_exec_node_state(g, node). */
 const void *pg_exec_node_state(const pg_graph *g, const pg_node *n);
 
-/* The executor of an op, NULL if none. */
-pg_exec_fn pg_exec_lookup(pg_opcode op);
-/* Scratch an op needs for this node (its descriptors are final), run on
- * one thread; _threads: on up to `threads` threads (per-thread parts, e.g.
- * FusedAttention's tiles), what a model compiled for `threads` reserves. */
+/* Binds a node's kernels (its row's bind function, an empty binding when it
+ * has none) and sizes its scratch for them on up to `threads` threads:
+ * what a model compiled for `threads` reserves, and what anyone running an
+ * executor outside a model (constant folding) provides. */
+pg_status pg_exec_bind(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                       pg_binding *b);
 size_t pg_exec_scratch_bytes(const pg_node *n, const pg_tensor *const *in,
-                             const pg_tensor *const *out);
-size_t pg_exec_scratch_bytes_threads(const pg_node *n, const pg_tensor *const *in,
-                                     const pg_tensor *const *out, int threads);
-
-/* Ops whose output is a view of input 0 (same bytes, new shape): the planner
- * gives the output its input's buffer and the executor then skips the copy
- * (it copies only when the two pointers differ). */
-int pg_exec_is_view(pg_opcode op);
-/* Elementwise ops whose output may overwrite input `slot` (same size,
- * same dtype, each element read before it is written). Returns a mask of
- * input slots that may be overwritten in place. */
+                             const pg_tensor *const *out, int threads, const pg_binding *b);
+/* Input slots the output may overwrite in place (the row's flags; same
+ * size and dtype, each element read before it is written). */
 unsigned pg_exec_inplace_mask(const pg_node *n, const pg_tensor *const *in,
                               const pg_tensor *out);
 
+/* Kernel binding and scratch of the ops that have them (opdefs.def). */
+pg_status pg_bind_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
+pg_status pg_bind_attention(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
+pg_status pg_bind_binary(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
+pg_status pg_bind_unary(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
+pg_status pg_bind_row(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
+size_t pg_scratch_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                         int threads, const pg_binding *b);
+size_t pg_scratch_gemm(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                       int threads, const pg_binding *b);
+size_t pg_scratch_attention(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                            int threads, const pg_binding *b);
+
 /* Executors, by family (ops_*.c). */
-pg_status pg_exec_binary(pg_kctx *k);     /* Add Sub Mul Div Pow Equal Less Greater And Or */
+pg_status pg_exec_binary(pg_kctx *k);     /* Add Sub Mul Div Pow, the comparisons, And Or */
 pg_status pg_exec_where(pg_kctx *k);
 pg_status pg_exec_unary(pg_kctx *k);      /* Sqrt ... Identity, Cast */
 pg_status pg_exec_softmax(pg_kctx *k);
@@ -69,7 +92,7 @@ pg_status pg_exec_rmsnorm(pg_kctx *k);
 pg_status pg_exec_reduce(pg_kctx *k);     /* ReduceMean ReduceSum */
 pg_status pg_exec_matmul(pg_kctx *k);     /* MatMul, Gemm, FusedMatMul, QKVMatMul */
 pg_status pg_exec_attention(pg_kctx *k);  /* FusedAttention */
-pg_status pg_exec_copy(pg_kctx *k);       /* Reshape Flatten Squeeze Unsqueeze Identity */
+pg_status pg_exec_copy(pg_kctx *k);       /* Reshape Flatten Squeeze Unsqueeze Identity Dropout */
 pg_status pg_exec_transpose(pg_kctx *k);
 pg_status pg_exec_concat(pg_kctx *k);
 pg_status pg_exec_split(pg_kctx *k);

@@ -98,18 +98,26 @@ static void dims_of(const pg_node *n, const pg_tensor *q, const pg_tensor *v, at
     }
 }
 
-size_t pg_attention_scratch_bytes(const pg_node *n, const pg_tensor *q, const pg_tensor *v, int threads)
+/* The tile kernel and the softmax: one choice, which the tile geometry and
+ * the scratch below both follow. */
+pg_status pg_bind_attention(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                            pg_binding *b)
 {
+    (void)n; (void)in; (void)out;
+    b->kern[0] = pg_kernel_select(&pg_kernels_sgemm);
+    b->kern[1] = pg_kernel_select(&pg_kernels_softmax);
+    return PG_OK;
+}
+
+size_t pg_scratch_attention(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                            int threads, const pg_binding *b)
+{
+    (void)out;
     attn_dims d;
-    dims_of(n, q, v, &d);
-    /* sized for the widest variant of the table, so a model still runs
-     * when the CPU mask changes the dispatched kernel after compiling */
-    size_t slot = 0;
-    for (int i = 0; i < pg_op_sgemm.count; i++) {
-        attn_geom g;
-        geometry(pg_op_sgemm.variants[i].params, d.Sk, d.D, d.Dv, &g);
-        slot = g.slot_bytes > slot ? g.slot_bytes : slot;
-    }
+    dims_of(n, in[0], in[2], &d);
+    attn_geom g;
+    geometry(b->kern[0]->params, d.Sk, d.D, d.Dv, &g);
+    size_t slot = g.slot_bytes;
     int64_t pairs = d.B * d.H;
     size_t slots = threads > 1 ? (size_t)threads : 1;
     if ((int64_t)slots > pairs)
@@ -264,7 +272,7 @@ pg_status pg_exec_attention(pg_kctx *k)
     j->ldv = (size_t)(d.bshd ? d.H * d.Dv : d.Dv);
     j->ldo = j->ldv;
     j->scale = pg_ir_attr_float(k->node, "scale", 1.0f / sqrtf((float)j->D));
-    geometry(pg_op_select(&pg_op_sgemm)->params, j->Sk, j->D, j->Dv, &j->g);
+    geometry(k->bind->kern[0]->params, j->Sk, j->D, j->Dv, &j->g);
     j->pairs = (size_t)(B * j->H);
     if (j->pairs == 0 || j->Sq == 0 || j->Dv == 0)
         return PG_OK;
@@ -288,8 +296,8 @@ pg_status pg_exec_attention(pg_kctx *k)
         j->mask = k->x[3];
         j->mask_bool = mt->dtype == PG_DTYPE_BOOL;
     }
-    j->kern = (pg_sgemm_ukernel_fn)pg_op_select(&pg_op_sgemm)->fn;
-    j->softmax = (pg_f32_softmax_fn)pg_op_select(&pg_op_softmax)->fn;
+    j->kern = (pg_sgemm_ukernel_fn)k->bind->kern[0]->fn;
+    j->softmax = (pg_f32_softmax_fn)k->bind->kern[1]->fn;
     j->Q = k->x[0];
     j->K = k->x[1];
     j->V = k->x[2];

@@ -138,7 +138,9 @@ static int binary_kernel(pg_kctx *k, pg_opcode op)
             return 0;
     if (nb == 1 && ny != 1)
         return 0;   /* scalar: the generic loop is as fast */
-    const pg_variant *v = pg_op_select(op == PG_OP_ADD ? &pg_op_vadd : &pg_op_vmul);
+    const pg_variant *v = k->bind->kern[0];
+    if (!v)
+        return 0;
     vrow_job j = { (pg_f32_vadd_fn)v->fn, pa, pb, k->y[0], nb };   /* vmul: same signature */
     if (nb == ny)   /* equal shapes: split the one run in whole vectors */
         pg_exec_parallel(k, ny, 1, 64, vrun, &j);
@@ -177,6 +179,8 @@ pg_status pg_exec_binary(pg_kctx *k)
         case PG_OP_EQUAL: BCAST_LOOP(&b, Q[o] = A[i0] == B[i1]); break;
         case PG_OP_LESS: BCAST_LOOP(&b, Q[o] = A[i0] < B[i1]); break;
         case PG_OP_GREATER: BCAST_LOOP(&b, Q[o] = A[i0] > B[i1]); break;
+        case PG_OP_LESS_OR_EQUAL: BCAST_LOOP(&b, Q[o] = A[i0] <= B[i1]); break;
+        case PG_OP_GREATER_OR_EQUAL: BCAST_LOOP(&b, Q[o] = A[i0] >= B[i1]); break;
         default: return pg_fail(PG_ERR_DTYPE, "node '%s': %s on float32", k->node->name, k->node->op_type);
         }
         return PG_OK;
@@ -195,6 +199,8 @@ pg_status pg_exec_binary(pg_kctx *k)
         case PG_OP_EQUAL: BCAST_LOOP(&b, Q[o] = A[i0] == B[i1]); break;          \
         case PG_OP_LESS: BCAST_LOOP(&b, Q[o] = A[i0] < B[i1]); break;            \
         case PG_OP_GREATER: BCAST_LOOP(&b, Q[o] = A[i0] > B[i1]); break;         \
+        case PG_OP_LESS_OR_EQUAL: BCAST_LOOP(&b, Q[o] = A[i0] <= B[i1]); break;  \
+        case PG_OP_GREATER_OR_EQUAL: BCAST_LOOP(&b, Q[o] = A[i0] >= B[i1]); break; \
         case PG_OP_AND: BCAST_LOOP(&b, Q[o] = A[i0] && B[i1]); break;            \
         case PG_OP_OR: BCAST_LOOP(&b, Q[o] = A[i0] || B[i1]); break;             \
         default:                                                                 \
@@ -295,10 +301,20 @@ static void unary_run(void *ctx, int64_t e0, int64_t e1)
     j->fn((size_t)(e1 - e0), j->x + e0, j->y + e0);
 }
 
+pg_status pg_bind_binary(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                         pg_binding *b)
+{
+    (void)in; (void)out;
+    b->kern[0] = pg_kernel_select(n->op == PG_OP_ADD ? &pg_kernels_vadd : &pg_kernels_vmul);
+    return PG_OK;
+}
+
 /* The elementwise kernels are found by registry name, so an op whose table
  * is not built (yet) falls back to the loops below. */
-static pg_f32_unary_fn unary_kernel(const pg_node *n)
+pg_status pg_bind_unary(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                        pg_binding *b)
 {
+    (void)in; (void)out;
     const char *name = NULL;
     switch (n->op) {
     case PG_OP_TANH: name = "tanh"; break;
@@ -308,10 +324,11 @@ static pg_f32_unary_fn unary_kernel(const pg_node *n)
     case PG_OP_GELU:
         name = strcmp(pg_ir_attr_string(n, "approximate", "none"), "tanh") ? "gelu_erf" : "gelu_tanh";
         break;
-    default: return NULL;
+    default: return PG_OK;
     }
-    const pg_op *op = pg_op_by_name(name);
-    return op ? (pg_f32_unary_fn)pg_op_select(op)->fn : NULL;
+    const pg_kernel_family *f = pg_kernel_family_by_name(name);
+    b->kern[0] = f ? pg_kernel_select(f) : NULL;
+    return PG_OK;
 }
 
 pg_status pg_exec_unary(pg_kctx *k)
@@ -340,7 +357,7 @@ pg_status pg_exec_unary(pg_kctx *k)
     }
     const float *x = k->x[0];
     float *y = k->y[0];
-    pg_f32_unary_fn fn = unary_kernel(k->node);
+    pg_f32_unary_fn fn = k->bind->kern[0] ? (pg_f32_unary_fn)k->bind->kern[0]->fn : NULL;
     if (fn) {
         /* cost 8: these kernels are an exp or erf per element */
         unary_job j = { fn, x, y };

@@ -9,6 +9,7 @@
 
 #include "../core/alloc.h"
 #include "../core/error.h"
+#include "../kernels/sgemm/sgemm.h"
 #include "gemm.h"
 #include "ops.h"
 
@@ -22,6 +23,75 @@ pg_act_kind pg_act_from_name(const char *s)
     if (!strcmp(s, "tanh")) return PG_ACTK_TANH;
     if (!strcmp(s, "silu")) return PG_ACTK_SILU;
     return PG_ACTK_INVALID;
+}
+
+static int has_panel_width(const pg_variant *v, const void *nr)
+{
+    const pg_sgemm_params *p = v->params;
+    return p && p->nr == *(const int *)nr;
+}
+
+/* The activation's elementwise table, for the activations the SGEMM
+ * epilogue does not apply (and for alpha != 1, where it applies none). */
+static const pg_kernel_family *act_family(pg_act_kind act)
+{
+    switch (act) {
+    case PG_ACTK_GELU: return pg_kernel_family_by_name("gelu_erf");
+    case PG_ACTK_GELU_TANH: return pg_kernel_family_by_name("gelu_tanh");
+    case PG_ACTK_SIGMOID: return pg_kernel_family_by_name("sigmoid");
+    case PG_ACTK_TANH: return pg_kernel_family_by_name("tanh");
+    case PG_ACTK_SILU: return pg_kernel_family_by_name("silu");
+    default: return NULL;
+    }
+}
+
+/* A weight packed by weight_prepack binds to the best allowed kernel of
+ * its panel width; anything else to the best allowed kernel. */
+pg_status pg_bind_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                         pg_binding *b)
+{
+    (void)out;
+    const pg_tensor *w = in[1];
+    if (w->layout == PG_LAYOUT_PACKED) {
+        b->kern[0] = pg_kernel_select_fitting(&pg_kernels_sgemm, has_panel_width, &w->pack_nr);
+        if (!b->kern[0])
+            return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': weight '%s' is packed in %d-column panels "
+                           "and the CPU mask allows no SGEMM kernel of that width (rebind the model "
+                           "to re-pack it)", n->name, w->name, w->pack_nr);
+    } else {
+        b->kern[0] = pg_kernel_select(&pg_kernels_sgemm);
+    }
+    pg_act_kind act = pg_act_from_name(pg_ir_attr_string(n, "activation", "none"));
+    if (act == PG_ACTK_INVALID)
+        return pg_fail(PG_ERR_INVALID_ARG, "node '%s': unknown activation '%s'", n->name,
+                       pg_ir_attr_string(n, "activation", ""));
+    const pg_kernel_family *f = act_family(act);
+    b->kern[1] = f ? pg_kernel_select(f) : NULL;
+    return PG_OK;
+}
+
+/* MatMul / FusedMatMul / QKVMatMul: room to pack an unpacked B per run. */
+size_t pg_scratch_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                         int threads, const pg_binding *b)
+{
+    (void)n; (void)out; (void)threads;
+    const pg_tensor *w = in[1];
+    if (w->layout == PG_LAYOUT_PACKED || w->rank < 2)
+        return 0;
+    return pg_gemm_scratch_bytes(b->kern[0], (size_t)w->shape[w->rank - 2], (size_t)w->shape[w->rank - 1]);
+}
+
+/* Gemm: A^T when transA, then room to pack B (or B^T) per run. */
+size_t pg_scratch_gemm(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                       int threads, const pg_binding *b)
+{
+    (void)threads;
+    int ta = (int)pg_ir_attr_int(n, "transA", 0);
+    size_t s = ta ? (size_t)pg_tensor_numel(in[0]) * sizeof(float) + 64 : 0;
+    size_t K = (size_t)in[0]->shape[ta ? 0 : 1];
+    if (in[1]->layout != PG_LAYOUT_PACKED)
+        s = pg_align_up(s) + pg_gemm_scratch_bytes(b->kern[0], K, (size_t)out[0]->shape[1]);
+    return s;
 }
 
 static void b_desc(pg_gemm_b *bd, const pg_tensor *b, const void *data, int trans)
@@ -79,16 +149,20 @@ static pg_status matmul_nd(pg_kctx *k, const float *bias, pg_act_kind act, float
             bd.data = B + ob;
         if (nout == 1) {
             float *C = (float *)k->y[0] + bi * M * N;
-            pg_gemm2d(k, (size_t)M, (size_t)N, (size_t)K, A + oa, (size_t)K, &bd, 0,
-                      C, (size_t)N, bias, act, alpha);
+            pg_status st = pg_gemm2d(k, (size_t)M, (size_t)N, (size_t)K, A + oa, (size_t)K, &bd, 0,
+                                     C, (size_t)N, bias, act, alpha);
+            if (st)
+                return st;
         } else {
             /* QKV: columns [c0, c0+n) of W go to output o, contiguous */
             size_t c0 = 0;
             for (int o = 0; o < 3; o++) {
                 size_t n = (size_t)k->out[o]->shape[k->out[o]->rank - 1];
                 float *C = (float *)k->y[o] + bi * M * (int64_t)n;
-                pg_gemm2d(k, (size_t)M, n, (size_t)K, A + oa, (size_t)K, &bd, c0,
-                          C, n, bias ? bias + c0 : NULL, act, alpha);
+                pg_status st = pg_gemm2d(k, (size_t)M, n, (size_t)K, A + oa, (size_t)K, &bd, c0,
+                                         C, n, bias ? bias + c0 : NULL, act, alpha);
+                if (st)
+                    return st;
                 c0 += n;
             }
         }
@@ -133,7 +207,9 @@ static pg_status gemm_op(pg_kctx *k)
     int row_bias = ct && beta == 1.0f && cn == (int64_t)N && (ct->rank == 1 || ct->shape[0] == 1);
     if (row_bias)
         bias = k->x[2];
-    pg_gemm2d(&kk, M, N, K, Ap, lda, &bd, 0, C, N, bias, PG_ACTK_NONE, alpha);
+    pg_status st = pg_gemm2d(&kk, M, N, K, Ap, lda, &bd, 0, C, N, bias, PG_ACTK_NONE, alpha);
+    if (st)
+        return st;
     if (ct && !row_bias) {
         int64_t st[2];
         pg_broadcast_strides(ct->rank, ct->shape, 2, y->shape, st);

@@ -5,8 +5,9 @@
  *
  * The row kernels (softmax, layernorm, rmsnorm variant tables) take one
  * contiguous row; these executors split the tensor into rows.  Softmax over
- * a non-last axis (rare) is a strided loop here.  Kernels are looked up by
- * registry name so a table that is not built yet falls back to the loop. */
+ * a non-last axis (rare) is a strided loop here.  The row kernel is the
+ * step's bound one (pg_bind_row); a table that is not built falls back to
+ * the loop. */
 #include <math.h>
 #include <string.h>
 
@@ -17,10 +18,19 @@
 #include "ops.h"
 #include "parallel.h"
 
-static const void *kernel_fn(const char *name)
+pg_status pg_bind_row(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                      pg_binding *b)
 {
-    const pg_op *op = pg_op_by_name(name);
-    return op ? pg_op_select(op)->fn : NULL;
+    (void)in; (void)out;
+    const pg_kernel_family *f = pg_kernel_family_by_name(
+        n->op == PG_OP_SOFTMAX ? "softmax" : n->op == PG_OP_LAYERNORM ? "layernorm" : "rmsnorm");
+    b->kern[0] = f ? pg_kernel_select(f) : NULL;
+    return PG_OK;
+}
+
+static const void *kernel_fn(const pg_kctx *k)
+{
+    return k->bind->kern[0] ? k->bind->kern[0]->fn : NULL;
 }
 
 static void softmax_row_c(size_t n, const float *x, size_t stride, float *y)
@@ -63,7 +73,7 @@ pg_status pg_exec_softmax(pg_kctx *k)
     for (int d = a + 1; d < x->rank; d++) inner *= x->shape[d];
     const float *X = k->x[0];
     float *Y = k->y[0];
-    pg_f32_softmax_fn fn = (pg_f32_softmax_fn)kernel_fn("softmax");
+    pg_f32_softmax_fn fn = (pg_f32_softmax_fn)kernel_fn(k);
     if (inner == 1 && fn) {
         rows_job j = { X, NULL, NULL, Y, n, 0.0f, (const void *)fn };
         pg_exec_parallel(k, outer, n, 1, softmax_rows, &j);
@@ -112,7 +122,7 @@ pg_status pg_exec_layernorm(pg_kctx *k)
     int64_t outer, n;
     rows(k, &outer, &n);
     rows_job j = { k->x[0], k->x[1], k->n_in > 2 ? k->x[2] : NULL, k->y[0], n,
-                   pg_ir_attr_float(k->node, "epsilon", 1e-5f), kernel_fn("layernorm") };
+                   pg_ir_attr_float(k->node, "epsilon", 1e-5f), kernel_fn(k) };
     pg_exec_parallel(k, outer, n, 1, layernorm_rows, &j);
     return PG_OK;
 }
@@ -142,7 +152,7 @@ pg_status pg_exec_rmsnorm(pg_kctx *k)
     int64_t outer, n;
     rows(k, &outer, &n);
     rows_job j = { k->x[0], k->x[1], NULL, k->y[0], n,
-                   pg_ir_attr_float(k->node, "epsilon", 1e-6f), kernel_fn("rmsnorm") };
+                   pg_ir_attr_float(k->node, "epsilon", 1e-6f), kernel_fn(k) };
     pg_exec_parallel(k, outer, n, 1, rmsnorm_rows, &j);
     return PG_OK;
 }

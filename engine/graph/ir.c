@@ -6,7 +6,7 @@
 #include "../core/error.h"
 #include "ir.h"
 
-/* ---- dtypes and op names ------------------------------------------------- */
+/* ---- dtypes (op names: opdefs.c) ------------------------------------------ */
 
 size_t pg_dtype_size(pg_dtype dt)
 {
@@ -30,51 +30,6 @@ const char *pg_dtype_name(pg_dtype dt)
     case PG_DTYPE_BOOL: return "bool";
     default: return "undefined";
     }
-}
-
-static const struct { const char *name; pg_opcode op; } op_names[] = {
-    { "MatMul", PG_OP_MATMUL }, { "Gemm", PG_OP_GEMM },
-    { "Add", PG_OP_ADD }, { "Sub", PG_OP_SUB }, { "Mul", PG_OP_MUL },
-    { "Div", PG_OP_DIV }, { "Pow", PG_OP_POW }, { "Equal", PG_OP_EQUAL },
-    { "Less", PG_OP_LESS }, { "Greater", PG_OP_GREATER }, { "And", PG_OP_AND },
-    { "Or", PG_OP_OR }, { "Where", PG_OP_WHERE },
-    { "Sqrt", PG_OP_SQRT }, { "Reciprocal", PG_OP_RECIPROCAL }, { "Erf", PG_OP_ERF },
-    { "Tanh", PG_OP_TANH }, { "Relu", PG_OP_RELU }, { "Gelu", PG_OP_GELU },
-    { "Sigmoid", PG_OP_SIGMOID }, { "SiLU", PG_OP_SILU }, { "Neg", PG_OP_NEG },
-    { "Exp", PG_OP_EXP }, { "Log", PG_OP_LOG }, { "Abs", PG_OP_ABS },
-    { "Not", PG_OP_NOT }, { "Cast", PG_OP_CAST }, { "Identity", PG_OP_IDENTITY },
-    { "Softmax", PG_OP_SOFTMAX }, { "LayerNormalization", PG_OP_LAYERNORM },
-    { "RMSNorm", PG_OP_RMSNORM }, { "ReduceMean", PG_OP_REDUCEMEAN },
-    { "ReduceSum", PG_OP_REDUCESUM },
-    { "Transpose", PG_OP_TRANSPOSE }, { "Reshape", PG_OP_RESHAPE },
-    { "Flatten", PG_OP_FLATTEN }, { "Squeeze", PG_OP_SQUEEZE },
-    { "Unsqueeze", PG_OP_UNSQUEEZE }, { "Concat", PG_OP_CONCAT },
-    { "Split", PG_OP_SPLIT }, { "Slice", PG_OP_SLICE }, { "Gather", PG_OP_GATHER },
-    { "Expand", PG_OP_EXPAND }, { "Shape", PG_OP_SHAPE },
-    { "Constant", PG_OP_CONSTANT }, { "ConstantOfShape", PG_OP_CONSTANTOFSHAPE },
-    { "FusedMatMul", PG_OP_FUSED_MATMUL }, { "QKVMatMul", PG_OP_QKV_MATMUL },
-    { "FusedAttention", PG_OP_FUSED_ATTENTION },
-    /* aliases after the canonical names, so pg_ir_op_name finds those first */
-    { "LayerNorm", PG_OP_LAYERNORM }, { "RMSNormalization", PG_OP_RMSNORM },
-    { "Silu", PG_OP_SILU },
-};
-
-pg_opcode pg_ir_op_from_name(const char *op_type)
-{
-    if (!op_type)
-        return PG_OP_UNKNOWN;
-    for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
-        if (!strcmp(op_names[i].name, op_type))
-            return op_names[i].op;
-    return PG_OP_UNKNOWN;
-}
-
-const char *pg_ir_op_name(pg_opcode op)
-{
-    for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
-        if (op_names[i].op == op)
-            return op_names[i].name;
-    return "Unknown";
 }
 
 /* ---- growable id arrays -------------------------------------------------- */

@@ -112,32 +112,16 @@
 
 /* ---- op codes ----------------------------------------------------------- */
 
-/* Every op the engine knows.  pg_ir_op_from_name / pg_ir_op_name map to and
- * from the ONNX op_type string.  PG_OP_UNKNOWN is kept in the IR (so a graph
- * with an unknown op can be built and rendered) and rejected by verify. */
+/* Every op the engine knows: PG_OP_<ID> for each row of opdefs.def, which
+ * also holds the op's names and rules (opdefs.h).  pg_ir_op_from_name /
+ * pg_ir_op_name map to and from the op_type string.  PG_OP_UNKNOWN is kept
+ * in the IR (so a graph with an unknown op can be built and rendered) and
+ * rejected by verify. */
 typedef enum pg_opcode {
     PG_OP_UNKNOWN = 0,
-    /* linear algebra */
-    PG_OP_MATMUL, PG_OP_GEMM,
-    /* elementwise binary (numpy broadcasting) */
-    PG_OP_ADD, PG_OP_SUB, PG_OP_MUL, PG_OP_DIV, PG_OP_POW,
-    PG_OP_EQUAL, PG_OP_LESS, PG_OP_GREATER, PG_OP_AND, PG_OP_OR,
-    PG_OP_WHERE,
-    /* elementwise unary */
-    PG_OP_SQRT, PG_OP_RECIPROCAL, PG_OP_ERF, PG_OP_TANH, PG_OP_RELU,
-    PG_OP_GELU, PG_OP_SIGMOID, PG_OP_SILU, PG_OP_NEG, PG_OP_EXP, PG_OP_LOG,
-    PG_OP_ABS, PG_OP_NOT, PG_OP_CAST, PG_OP_IDENTITY,
-    /* normalisation, reductions */
-    PG_OP_SOFTMAX, PG_OP_LAYERNORM, PG_OP_RMSNORM, PG_OP_REDUCEMEAN,
-    PG_OP_REDUCESUM,
-    /* data movement */
-    PG_OP_TRANSPOSE, PG_OP_RESHAPE, PG_OP_FLATTEN, PG_OP_SQUEEZE,
-    PG_OP_UNSQUEEZE, PG_OP_CONCAT, PG_OP_SPLIT, PG_OP_SLICE, PG_OP_GATHER,
-    PG_OP_EXPAND,
-    /* shape computation */
-    PG_OP_SHAPE, PG_OP_CONSTANT, PG_OP_CONSTANTOFSHAPE,
-    /* fused ops (created by passes) */
-    PG_OP_FUSED_MATMUL, PG_OP_QKV_MATMUL, PG_OP_FUSED_ATTENTION,
+#define PG_OPDEF(id, ...) PG_OP_##id,
+#include "opdefs.def"
+#undef PG_OPDEF
     PG_OP_COUNT_
 } pg_opcode;
 

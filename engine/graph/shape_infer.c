@@ -13,22 +13,16 @@
 #include "../core/alloc.h"
 #include "../core/error.h"
 #include "../exec/ops.h"
-#include "ir.h"
+#include "infer.h"
+#include "opdefs.h"
 
 #define KNOWN_MAX_ELEMS 1024
 
-typedef struct infer_ctx {
-    pg_graph  *g;
-    pg_node   *n;
-    pg_tensor *in[64];
-    int        n_in;
-} infer_ctx;
-
 #define FAIL(st, ...) fail_node(c, st, __VA_ARGS__)
 
-static pg_status fail_node(infer_ctx *c, pg_status st, const char *fmt, ...) PG_PRINTF(3, 4);
+static pg_status fail_node(pg_infer_ctx *c, pg_status st, const char *fmt, ...) PG_PRINTF(3, 4);
 #include <stdarg.h>
-static pg_status fail_node(infer_ctx *c, pg_status st, const char *fmt, ...)
+static pg_status fail_node(pg_infer_ctx *c, pg_status st, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -53,7 +47,7 @@ static const void *value_of(const pg_tensor *t)
 }
 
 /* Reads an int tensor's compile-time value as int64. */
-static pg_status read_ints(infer_ctx *c, int slot, int64_t *out, int cap, int *count)
+static pg_status read_ints(pg_infer_ctx *c, int slot, int64_t *out, int cap, int *count)
 {
     const pg_tensor *t = c->in[slot];
     const void *v = value_of(t);
@@ -74,39 +68,18 @@ static pg_status read_ints(infer_ctx *c, int slot, int64_t *out, int cap, int *c
     return PG_OK;
 }
 
-static int has_in(infer_ctx *c, int slot) { return slot < c->n_in && c->in[slot]; }
+static int has_in(pg_infer_ctx *c, int slot) { return slot < c->n_in && c->in[slot]; }
 
-static pg_tensor *out_t(infer_ctx *c, int i) { return c->g->tensors[c->n->outputs[i]]; }
+static pg_tensor *out_t(pg_infer_ctx *c, int i) { return c->g->tensors[c->n->outputs[i]]; }
 
-static void set_out(infer_ctx *c, int i, pg_dtype dt, int rank, const int64_t *shape)
+static void set_out(pg_infer_ctx *c, int i, pg_dtype dt, int rank, const int64_t *shape)
 {
     pg_tensor *t = out_t(c, i);
     t->dtype = dt;
     pg_ir_set_shape(t, rank, shape);
 }
 
-static pg_status need_inputs(infer_ctx *c, int lo, int hi)
-{
-    int present = c->n_in;
-    if (present < lo || present > hi) {
-        if (lo == hi)
-            return FAIL(PG_ERR_GRAPH, "takes %d input(s), got %d", lo, present);
-        return FAIL(PG_ERR_GRAPH, "takes %d to %d inputs, got %d", lo, hi, present);
-    }
-    for (int i = 0; i < lo; i++)
-        if (!c->in[i])
-            return FAIL(PG_ERR_GRAPH, "input %d is required", i);
-    return PG_OK;
-}
-
-static pg_status need_outputs(infer_ctx *c, int lo, int hi)
-{
-    if (c->n->n_outputs < lo || c->n->n_outputs > hi)
-        return FAIL(PG_ERR_GRAPH, "has %d outputs, expected %d..%d", c->n->n_outputs, lo, hi);
-    return PG_OK;
-}
-
-static pg_status need_float(infer_ctx *c, int slot)
+static pg_status need_float(pg_infer_ctx *c, int slot)
 {
     if (c->in[slot]->dtype != PG_DTYPE_FLOAT32)
         return FAIL(PG_ERR_DTYPE, "input %d ('%s') is %s; this op needs float32", slot,
@@ -115,7 +88,7 @@ static pg_status need_float(infer_ctx *c, int slot)
 }
 
 /* numpy broadcasting of a list of inputs */
-static pg_status broadcast(infer_ctx *c, const int *slots, int k, int *rank, int64_t *shape)
+static pg_status broadcast(pg_infer_ctx *c, const int *slots, int k, int *rank, int64_t *shape)
 {
     int r = 0;
     for (int i = 0; i < k; i++)
@@ -144,10 +117,9 @@ static pg_status broadcast(infer_ctx *c, const int *slots, int k, int *rank, int
     return PG_OK;
 }
 
-static pg_status infer_binary(infer_ctx *c)
+pg_status pg_infer_binary(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 2, 2);
-    if (st) return st;
+    pg_status st = PG_OK;
     pg_opcode op = c->n->op;
     const pg_tensor *a = c->in[0], *b = c->in[1];
     if (op != PG_OP_POW && a->dtype != b->dtype)
@@ -161,15 +133,15 @@ static pg_status infer_binary(infer_ctx *c)
     int64_t shape[PG_MAX_RANK];
     if ((st = broadcast(c, slots, 2, &r, shape)))
         return st;
-    int cmp = op == PG_OP_EQUAL || op == PG_OP_LESS || op == PG_OP_GREATER;
+    int cmp = op == PG_OP_EQUAL || op == PG_OP_LESS || op == PG_OP_GREATER ||
+              op == PG_OP_LESS_OR_EQUAL || op == PG_OP_GREATER_OR_EQUAL;
     set_out(c, 0, cmp ? PG_DTYPE_BOOL : a->dtype, r, shape);
     return PG_OK;
 }
 
-static pg_status infer_where(infer_ctx *c)
+pg_status pg_infer_where(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 3, 3);
-    if (st) return st;
+    pg_status st = PG_OK;
     if (c->in[0]->dtype != PG_DTYPE_BOOL)
         return FAIL(PG_ERR_DTYPE, "condition '%s' must be bool, not %s", c->in[0]->name,
                     pg_dtype_name(c->in[0]->dtype));
@@ -184,10 +156,9 @@ static pg_status infer_where(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_unary(infer_ctx *c)
+pg_status pg_infer_unary(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 1, 1);
-    if (st) return st;
+    pg_status st = PG_OK;
     const pg_tensor *x = c->in[0];
     pg_opcode op = c->n->op;
     pg_dtype dt = x->dtype;
@@ -201,7 +172,7 @@ static pg_status infer_unary(infer_ctx *c)
     } else if (op == PG_OP_NEG || op == PG_OP_ABS || op == PG_OP_RELU) {
         if (dt != PG_DTYPE_FLOAT32 && dt != PG_DTYPE_INT64 && dt != PG_DTYPE_INT32)
             return FAIL(PG_ERR_DTYPE, "does not take %s", pg_dtype_name(dt));
-    } else if (op != PG_OP_IDENTITY) {
+    } else if (op != PG_OP_IDENTITY && op != PG_OP_DROPOUT) {
         if ((st = need_float(c, 0)))
             return st;
     }
@@ -209,10 +180,10 @@ static pg_status infer_unary(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_same_float(infer_ctx *c, int lo, int hi)
+pg_status pg_infer_norm(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, lo, hi);
-    if (st || (st = need_float(c, 0)))
+    pg_status st = PG_OK;
+    if ((st = need_float(c, 0)))
         return st;
     const pg_tensor *x = c->in[0];
     if (x->rank < 1)
@@ -240,7 +211,7 @@ static pg_status infer_same_float(infer_ctx *c, int lo, int hi)
     return PG_OK;
 }
 
-static pg_status get_axes(infer_ctx *c, int slot, int64_t *axes, int *n)
+static pg_status get_axes(pg_infer_ctx *c, int slot, int64_t *axes, int *n)
 {
     *n = 0;
     if (has_in(c, slot))
@@ -255,10 +226,10 @@ static pg_status get_axes(infer_ctx *c, int slot, int64_t *axes, int *n)
     return PG_OK;
 }
 
-static pg_status infer_reduce(infer_ctx *c)
+pg_status pg_infer_reduce(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 1, 2);
-    if (st || (st = need_float(c, 0)))
+    pg_status st = PG_OK;
+    if ((st = need_float(c, 0)))
         return st;
     const pg_tensor *x = c->in[0];
     int64_t axes[PG_MAX_RANK];
@@ -285,11 +256,11 @@ static pg_status infer_reduce(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_matmul(infer_ctx *c)
+pg_status pg_infer_matmul(pg_infer_ctx *c)
 {
     pg_opcode op = c->n->op;
-    pg_status st = need_inputs(c, 2, op == PG_OP_MATMUL ? 2 : 3);
-    if (st || (st = need_float(c, 0)) || (st = need_float(c, 1)))
+    pg_status st = PG_OK;
+    if ((st = need_float(c, 0)) || (st = need_float(c, 1)))
         return st;
     const pg_tensor *a = c->in[0], *b = c->in[1];
     char sa[128], sb[128];
@@ -349,8 +320,6 @@ static pg_status infer_matmul(infer_ctx *c)
     }
     int64_t total = N;
     if (op == PG_OP_QKV_MATMUL) {
-        if ((st = need_outputs(c, 3, 3)))
-            return st;
         int ns = 0;
         const int64_t *sp = pg_ir_attr_ints(c->n, "splits", &ns);
         if (ns != 3 || sp[0] + sp[1] + sp[2] != N)
@@ -371,7 +340,7 @@ static pg_status infer_matmul(infer_ctx *c)
 
 /* FusedAttention with qkv_layout = "bshd": Q [B,Sq,H*D], K [B,Sk,H*D],
  * V [B,Sk,H*Dv] -> O [B,Sq,H*Dv] (heads side by side in each row). */
-static pg_status infer_attention_bshd(infer_ctx *c)
+static pg_status infer_attention_bshd(pg_infer_ctx *c)
 {
     pg_status st;
     for (int i = 0; i < 3; i++) {
@@ -414,10 +383,9 @@ static pg_status infer_attention_bshd(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_attention(infer_ctx *c)
+pg_status pg_infer_attention(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 3, 4);
-    if (st) return st;
+    pg_status st = PG_OK;
     const char *layout = pg_ir_attr_string(c->n, "qkv_layout", "bhsd");
     if (!strcmp(layout, "bshd"))
         return infer_attention_bshd(c);
@@ -456,10 +424,8 @@ static pg_status infer_attention(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_transpose(infer_ctx *c)
+pg_status pg_infer_transpose(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 1, 1);
-    if (st) return st;
     const pg_tensor *x = c->in[0];
     int np = 0;
     const int64_t *perm = pg_ir_attr_ints(c->n, "perm", &np);
@@ -478,10 +444,9 @@ static pg_status infer_transpose(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_reshape(infer_ctx *c)
+pg_status pg_infer_reshape(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 2, 2);
-    if (st) return st;
+    pg_status st = PG_OK;
     const pg_tensor *x = c->in[0];
     int64_t shape[PG_MAX_RANK];
     int r = 0;
@@ -522,10 +487,8 @@ static pg_status infer_reshape(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_flatten(infer_ctx *c)
+pg_status pg_infer_flatten(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 1, 1);
-    if (st) return st;
     const pg_tensor *x = c->in[0];
     int64_t ax = pg_ir_attr_int(c->n, "axis", 1);
     if (ax < 0)
@@ -539,10 +502,9 @@ static pg_status infer_flatten(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_squeeze(infer_ctx *c, int unsqueeze)
+static pg_status squeeze_rule(pg_infer_ctx *c, int unsqueeze)
 {
-    pg_status st = need_inputs(c, 1, 2);
-    if (st) return st;
+    pg_status st = PG_OK;
     const pg_tensor *x = c->in[0];
     int64_t axes[PG_MAX_RANK];
     int na = 0;
@@ -580,10 +542,11 @@ static pg_status infer_squeeze(infer_ctx *c, int unsqueeze)
     return PG_OK;
 }
 
-static pg_status infer_concat(infer_ctx *c)
+pg_status pg_infer_squeeze(pg_infer_ctx *c) { return squeeze_rule(c, 0); }
+pg_status pg_infer_unsqueeze(pg_infer_ctx *c) { return squeeze_rule(c, 1); }
+
+pg_status pg_infer_concat(pg_infer_ctx *c)
 {
-    if (c->n_in < 1)
-        return FAIL(PG_ERR_GRAPH, "needs at least one input");
     const pg_tensor *x = c->in[0];
     int a = pg_norm_axis(pg_ir_attr_int(c->n, "axis", 0), x->rank);
     if (!pg_ir_attr(c->n, "axis") && x->rank > 1)
@@ -609,10 +572,9 @@ static pg_status infer_concat(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_split(infer_ctx *c)
+pg_status pg_infer_split(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 1, 2);
-    if (st) return st;
+    pg_status st = PG_OK;
     const pg_tensor *x = c->in[0];
     int a = pg_norm_axis(pg_ir_attr_int(c->n, "axis", 0), x->rank);
     if (a < 0)
@@ -669,10 +631,9 @@ void pg_slice_range(int64_t dim, int64_t start, int64_t end, int64_t step, int64
     *s0 = start;
 }
 
-static pg_status infer_slice(infer_ctx *c)
+pg_status pg_infer_slice(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 3, 5);
-    if (st) return st;
+    pg_status st = PG_OK;
     const pg_tensor *x = c->in[0];
     int64_t starts[PG_MAX_RANK], ends[PG_MAX_RANK], axes[PG_MAX_RANK], steps[PG_MAX_RANK];
     int ns, ne, na = 0, nst = 0;
@@ -698,10 +659,8 @@ static pg_status infer_slice(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_gather(infer_ctx *c)
+pg_status pg_infer_gather(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 2, 2);
-    if (st) return st;
     const pg_tensor *x = c->in[0], *idx = c->in[1];
     int a = pg_norm_axis(pg_ir_attr_int(c->n, "axis", 0), x->rank);
     if (a < 0)
@@ -719,10 +678,9 @@ static pg_status infer_gather(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_expand(infer_ctx *c)
+pg_status pg_infer_expand(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 2, 2);
-    if (st) return st;
+    pg_status st = PG_OK;
     const pg_tensor *x = c->in[0];
     int64_t tgt[PG_MAX_RANK];
     int r = 0;
@@ -741,10 +699,8 @@ static pg_status infer_expand(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_shape_op(infer_ctx *c)
+pg_status pg_infer_shape(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 1, 1);
-    if (st) return st;
     int r = c->in[0]->rank;
     int64_t s = pg_ir_attr_int(c->n, "start", 0), e = pg_ir_attr_int(c->n, "end", r);
     if (s < 0) s += r;
@@ -757,7 +713,7 @@ static pg_status infer_shape_op(infer_ctx *c)
 }
 
 /* Constant: the value attribute (a tensor) or value_float/_int/_floats/_ints */
-static pg_status infer_constant(infer_ctx *c)
+pg_status pg_infer_constant(pg_infer_ctx *c)
 {
     const pg_attr *a = pg_ir_attr(c->n, "value");
     if (a && a->type == PG_ATTR_TENSOR) {
@@ -782,10 +738,9 @@ static pg_status infer_constant(infer_ctx *c)
     return FAIL(PG_ERR_GRAPH, "needs a 'value' attribute");
 }
 
-static pg_status infer_constant_of_shape(infer_ctx *c)
+pg_status pg_infer_constant_of_shape(pg_infer_ctx *c)
 {
-    pg_status st = need_inputs(c, 1, 1);
-    if (st) return st;
+    pg_status st = PG_OK;
     int64_t shape[PG_MAX_RANK];
     int r = 0;
     if ((st = read_ints(c, 0, shape, PG_MAX_RANK, &r)))
@@ -802,48 +757,31 @@ static pg_status infer_constant_of_shape(infer_ctx *c)
     return PG_OK;
 }
 
-static pg_status infer_node(infer_ctx *c)
+/* The row's arity, then its rule. */
+static pg_status infer_node(pg_infer_ctx *c, const pg_opdef *d)
 {
-    switch (c->n->op) {
-    case PG_OP_ADD: case PG_OP_SUB: case PG_OP_MUL: case PG_OP_DIV: case PG_OP_POW:
-    case PG_OP_EQUAL: case PG_OP_LESS: case PG_OP_GREATER: case PG_OP_AND: case PG_OP_OR:
-        return infer_binary(c);
-    case PG_OP_WHERE: return infer_where(c);
-    case PG_OP_SQRT: case PG_OP_RECIPROCAL: case PG_OP_ERF: case PG_OP_TANH: case PG_OP_RELU:
-    case PG_OP_GELU: case PG_OP_SIGMOID: case PG_OP_SILU: case PG_OP_NEG: case PG_OP_EXP:
-    case PG_OP_LOG: case PG_OP_ABS: case PG_OP_NOT: case PG_OP_CAST: case PG_OP_IDENTITY:
-        return infer_unary(c);
-    case PG_OP_SOFTMAX: return infer_same_float(c, 1, 1);
-    case PG_OP_LAYERNORM: return infer_same_float(c, 2, 3);
-    case PG_OP_RMSNORM: return infer_same_float(c, 2, 2);
-    case PG_OP_REDUCEMEAN: case PG_OP_REDUCESUM: return infer_reduce(c);
-    case PG_OP_MATMUL: case PG_OP_GEMM: case PG_OP_FUSED_MATMUL: case PG_OP_QKV_MATMUL:
-        return infer_matmul(c);
-    case PG_OP_FUSED_ATTENTION: return infer_attention(c);
-    case PG_OP_TRANSPOSE: return infer_transpose(c);
-    case PG_OP_RESHAPE: return infer_reshape(c);
-    case PG_OP_FLATTEN: return infer_flatten(c);
-    case PG_OP_SQUEEZE: return infer_squeeze(c, 0);
-    case PG_OP_UNSQUEEZE: return infer_squeeze(c, 1);
-    case PG_OP_CONCAT: return infer_concat(c);
-    case PG_OP_SPLIT: return infer_split(c);
-    case PG_OP_SLICE: return infer_slice(c);
-    case PG_OP_GATHER: return infer_gather(c);
-    case PG_OP_EXPAND: return infer_expand(c);
-    case PG_OP_SHAPE: return infer_shape_op(c);
-    case PG_OP_CONSTANT: return infer_constant(c);
-    case PG_OP_CONSTANTOFSHAPE: return infer_constant_of_shape(c);
-    default:
+    if (!d)
         return FAIL(PG_ERR_GRAPH, "unknown op type '%s'", c->n->op_type);
+    if (c->n_in < d->in_min || c->n_in > d->in_max) {
+        if (d->in_min == d->in_max)
+            return FAIL(PG_ERR_GRAPH, "takes %d input(s), got %d", d->in_min, c->n_in);
+        return FAIL(PG_ERR_GRAPH, "takes %d to %d inputs, got %d", d->in_min, d->in_max, c->n_in);
     }
+    for (int i = 0; i < d->in_min; i++)
+        if (!c->in[i])
+            return FAIL(PG_ERR_GRAPH, "input %d is required", i);
+    if (c->n->n_outputs < d->out_min || c->n->n_outputs > d->out_max)
+        return FAIL(PG_ERR_GRAPH, "has %d outputs, expected %d..%d", c->n->n_outputs,
+                    d->out_min, d->out_max);
+    return d->infer(c);
 }
 
 /* Computes small int outputs at compile time by running the executor. */
-static pg_status compute_known(infer_ctx *c)
+static pg_status compute_known(pg_infer_ctx *c, const pg_opdef *d)
 {
     pg_node *n = c->n;
     pg_opcode op = n->op;
-    if (op == PG_OP_FUSED_ATTENTION || op == PG_OP_QKV_MATMUL || op == PG_OP_FUSED_MATMUL)
+    if (d->flags & PG_OPF_NO_FOLD)
         return PG_OK;
     for (int i = 0; i < n->n_outputs; i++) {
         pg_tensor *t = out_t(c, i);
@@ -862,9 +800,7 @@ static pg_status compute_known(infer_ctx *c)
         if (!(x[i] = value_of(c->in[i])))
             return PG_OK;
     }
-    pg_exec_fn fn = pg_exec_lookup(op);
-    if (!fn)
-        return PG_OK;
+    pg_exec_fn fn = d->exec;
     void *y[16];
     const pg_tensor *outs[16];
     if (n->n_outputs > 16)
@@ -903,7 +839,7 @@ pg_status pg_ir_infer_shapes(pg_graph *g)
         return pg_fail(PG_ERR_NOMEM, "out of memory");
     pg_status st = pg_ir_topo_order(g, order, &n);
     for (int i = 0; i < n && st == PG_OK; i++) {
-        infer_ctx c;
+        pg_infer_ctx c;
         c.g = g;
         c.n = g->nodes[order[i]];
         if (c.n->n_inputs > 64) {
@@ -921,7 +857,8 @@ pg_status pg_ir_infer_shapes(pg_graph *g)
         }
         if (st)
             break;
-        if ((st = infer_node(&c)))
+        const pg_opdef *d = pg_opdef_of(c.n->op);
+        if ((st = infer_node(&c, d)))
             break;
         for (int o = 0; o < c.n->n_outputs; o++) {
             pg_tensor *t = out_t(&c, o);
@@ -931,7 +868,7 @@ pg_status pg_ir_infer_shapes(pg_graph *g)
             }
         }
         if (st == PG_OK)
-            st = compute_known(&c);
+            st = compute_known(&c, d);
     }
     pg_free(order);
     return st;

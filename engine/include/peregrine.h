@@ -124,11 +124,11 @@ typedef struct pg_variant_info {
     int         selected;       /* the one dispatch picks now */
 } pg_variant_info;
 
-PG_API int pg_op_count(void);
-PG_API const char *pg_op_name(int op);
-PG_API const char *pg_op_description(int op);
+PG_API int pg_kernel_family_count(void);
+PG_API const char *pg_kernel_family_name(int op);
+PG_API const char *pg_kernel_family_description(int op);
 /* Index of an op by name, or -1 (and an error) if there is none. */
-PG_API int pg_op_find(const char *name);
+PG_API int pg_kernel_family_find(const char *name);
 PG_API int pg_variant_count(int op);
 PG_API pg_status pg_variant_get_info(int op, int variant, pg_variant_info *out);
 /* Index of a variant of op by name, or -1 (and an error). */
@@ -212,6 +212,24 @@ PG_API const char *pg_graph_text(pg_graph *g);
 /* Runs verification and shape inference on the graph as built. */
 PG_API pg_status pg_graph_check(pg_graph *g);
 
+/* The graph ops (not to be confused with the kernel families above: a graph
+ * op such as MatMul is bound to variants of kernel families such as sgemm).
+ * One descriptor per op, the table the IR, shape inference, the executor
+ * and the ONNX importer all read. */
+typedef struct pg_graph_op_info {
+    const char *name;         /* the op_type nodes name it by: "MatMul" */
+    const char *onnx_name;    /* the ONNX op it implements, NULL: an op the passes create */
+    int onnx_version;         /* the newest since_version it implements */
+    int min_inputs, max_inputs, min_outputs, max_outputs;
+    uint32_t value_inputs;    /* bit i: input i must be known at compile time */
+    int is_view;              /* output 0 shares input 0's bytes */
+    int in_place;             /* the output may overwrite an input */
+    int binds_kernels;        /* runs kernels from variant tables */
+} pg_graph_op_info;
+
+PG_API int pg_graph_op_count(void);
+PG_API pg_status pg_graph_op_get_info(int i, pg_graph_op_info *out);
+
 typedef struct pg_compile_options {
     int level;                /* 0 none, 1 basic, 2 extended (fusions), 3 + layout */
     const char *disabled;     /* comma-separated pass names to skip, or NULL */
@@ -220,9 +238,18 @@ typedef struct pg_compile_options {
     const char *planner;      /* "greedy_by_size" (default), "greedy_by_first_use", "naive" */
 } pg_compile_options;
 
-/* Compiles a copy of g (g itself is left as built).  opts NULL = level 3. */
+/* Compiles a copy of g (g itself is left as built).  opts NULL = level 3.
+ * Every step is bound to its kernel variants now, under the current CPU
+ * mask, its weights packed and its scratch planned for them. */
 PG_API pg_status pg_compile(const pg_graph *g, const pg_compile_options *opts, pg_model **out);
 PG_API void pg_model_free(pg_model *m);
+/* 1 when the CPU mask has changed since the model was bound: it still runs
+ * the kernels it was bound to (this CPU runs them all) until rebound. */
+PG_API int pg_model_is_stale(const pg_model *m);
+/* Binds the model again under the current mask: weights re-packed for the
+ * newly selected SGEMM panel width, scratch and arena planned anew.  On
+ * failure the model refuses to run until a rebind succeeds. */
+PG_API pg_status pg_model_rebind(pg_model *m);
 
 /* A tensor as the model sees it: inputs, outputs. */
 typedef struct pg_tensor_info {
@@ -287,7 +314,8 @@ typedef struct pg_step_info {
     const char *op_type;
     const char *inputs;       /* "x:float32[4,8], w:float32[8,8]" */
     const char *outputs;
-    const char *detail;       /* kernel/variant or attributes worth showing */
+    const char *detail;       /* attributes worth showing and the bound kernels
+                                 ("activation=gelu packed-B kernel=f32_gemm_12x32_avx512f") */
 } pg_step_info;
 
 PG_API int pg_model_step_count(const pg_model *m);
@@ -536,7 +564,7 @@ PG_API pg_status pg_detokenize(const pg_tokenizer *t, const int32_t *ids, size_t
 
 /* One call per op family, each over whole rows, for Python and the
  * benchmarks (the graph executor calls the kernels through their tables).
- * variant is an index into the op's variant table (pg_op_find,
+ * variant is an index into the op's variant table (pg_kernel_family_find,
  * pg_variant_find) or -1 for the one dispatch picks, so variants can be
  * raced.  A pointer may be NULL only when there is nothing to do; y may
  * equal x (or a) with the same stride: in place.  Single-threaded. */

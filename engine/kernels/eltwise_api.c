@@ -21,12 +21,12 @@
 
 static const struct {
     const char *name;
-    const pg_op *op;
+    const pg_kernel_family *op;
 } unary_ops[] = {
-    { "vexp", &pg_op_vexp },       { "exp", &pg_op_vexp },
-    { "sigmoid", &pg_op_sigmoid }, { "silu", &pg_op_silu },
-    { "tanh", &pg_op_tanh },       { "gelu_erf", &pg_op_gelu_erf },
-    { "gelu_tanh", &pg_op_gelu_tanh },
+    { "vexp", &pg_kernels_vexp },       { "exp", &pg_kernels_vexp },
+    { "sigmoid", &pg_kernels_sigmoid }, { "silu", &pg_kernels_silu },
+    { "tanh", &pg_kernels_tanh },       { "gelu_erf", &pg_kernels_gelu_erf },
+    { "gelu_tanh", &pg_kernels_gelu_tanh },
 };
 
 /* 1 if rows of cols floats at stride ld fit in the address space. */
@@ -38,10 +38,10 @@ static int rows_fit(size_t rows, size_t cols, size_t ld)
 }
 
 /* The checks every row call shares; returns the variant or NULL + error. */
-static const pg_variant *row_args(const char *fn, const pg_op *op, int variant, size_t rows,
+static const pg_variant *row_args(const char *fn, const pg_kernel_family *op, int variant, size_t rows,
                                   size_t cols, const float *x, size_t ldx, float *y, size_t ldy)
 {
-    const pg_variant *v = pg_op_variant_checked(op, variant);
+    const pg_variant *v = pg_kernel_variant_checked(op, variant);
     if (!v)
         return NULL;
     if (rows == 0 || cols == 0)
@@ -65,7 +65,7 @@ static const pg_variant *row_args(const char *fn, const pg_op *op, int variant, 
 pg_status pg_kernel_unary(const char *op, int variant, size_t n, const float *x, float *y)
 {
     pg_clear_error();
-    const pg_op *o = NULL;
+    const pg_kernel_family *o = NULL;
     for (size_t i = 0; op && i < sizeof unary_ops / sizeof unary_ops[0]; i++)
         if (!strcmp(op, unary_ops[i].name))
             o = unary_ops[i].op;
@@ -73,7 +73,7 @@ pg_status pg_kernel_unary(const char *op, int variant, size_t n, const float *x,
         return pg_fail(PG_ERR_INVALID_ARG,
                        "pg_kernel_unary: unknown op '%s' (vexp, sigmoid, silu, tanh, gelu_erf, "
                        "gelu_tanh)", op ? op : "(null)");
-    const pg_variant *v = pg_op_variant_checked(o, variant);
+    const pg_variant *v = pg_kernel_variant_checked(o, variant);
     if (!v)
         return pg_last_status();
     if (n == 0)
@@ -88,8 +88,8 @@ pg_status pg_kernel_binary(const char *op, int variant, size_t rows, size_t cols
                            const float *b, size_t b_row_stride, float *y)
 {
     pg_clear_error();
-    const pg_op *o = op && !strcmp(op, "add") ? &pg_op_vadd
-                   : op && !strcmp(op, "mul") ? &pg_op_vmul : NULL;
+    const pg_kernel_family *o = op && !strcmp(op, "add") ? &pg_kernels_vadd
+                   : op && !strcmp(op, "mul") ? &pg_kernels_vmul : NULL;
     if (!o)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_kernel_binary: unknown op '%s' (add, mul)",
                        op ? op : "(null)");
@@ -118,7 +118,7 @@ pg_status pg_kernel_softmax(int variant, size_t rows, size_t cols, const float *
 {
     pg_clear_error();
     const pg_variant *v =
-        row_args("pg_kernel_softmax", &pg_op_softmax, variant, rows, cols, x, ldx, y, ldy);
+        row_args("pg_kernel_softmax", &pg_kernels_softmax, variant, rows, cols, x, ldx, y, ldy);
     if (!v)
         return pg_last_status();
     if (!isfinite(scale))
@@ -136,7 +136,7 @@ pg_status pg_kernel_layernorm(int variant, size_t rows, size_t cols, const float
 {
     pg_clear_error();
     const pg_variant *v =
-        row_args("pg_kernel_layernorm", &pg_op_layernorm, variant, rows, cols, x, ldx, y, ldy);
+        row_args("pg_kernel_layernorm", &pg_kernels_layernorm, variant, rows, cols, x, ldx, y, ldy);
     if (!v)
         return pg_last_status();
     if (!(eps >= 0.0f) || isinf(eps))
@@ -157,7 +157,7 @@ pg_status pg_kernel_rmsnorm(int variant, size_t rows, size_t cols, const float *
 {
     pg_clear_error();
     const pg_variant *v =
-        row_args("pg_kernel_rmsnorm", &pg_op_rmsnorm, variant, rows, cols, x, ldx, y, ldy);
+        row_args("pg_kernel_rmsnorm", &pg_kernels_rmsnorm, variant, rows, cols, x, ldx, y, ldy);
     if (!v)
         return pg_last_status();
     if (!(eps >= 0.0f) || isinf(eps))

@@ -19,34 +19,34 @@
 #include "qgemv/qgemv.h"
 #include "qgemm/qgemm.h"
 
-static const pg_op *const all_ops[] = {
-    &pg_op_vadd,
-    &pg_op_gemv,
-    &pg_op_gemv_nk,
-    &pg_op_vmul,
-    &pg_op_sgemm,
-    &pg_op_vexp,
-    &pg_op_sigmoid,
-    &pg_op_silu,
-    &pg_op_tanh,
-    &pg_op_gelu_erf,
-    &pg_op_gelu_tanh,
-    &pg_op_softmax,
-    &pg_op_layernorm,
-    &pg_op_rmsnorm,
-    &pg_op_quantize_q8_0,
-    &pg_op_quantize_q8_1,
-    &pg_op_qdot_q8_0_q8_0,
-    &pg_op_qdot_q4_1_q8_1,
-    &pg_op_qgemv_q4_0,
-    &pg_op_qgemv_q4_1,
-    &pg_op_qgemv_q8_0,
-    &pg_op_qgemm_q4_0,
-    &pg_op_qgemm_q4_1,
-    &pg_op_qgemm_q8_0,
+static const pg_kernel_family *const all_ops[] = {
+    &pg_kernels_vadd,
+    &pg_kernels_gemv,
+    &pg_kernels_gemv_nk,
+    &pg_kernels_vmul,
+    &pg_kernels_sgemm,
+    &pg_kernels_vexp,
+    &pg_kernels_sigmoid,
+    &pg_kernels_silu,
+    &pg_kernels_tanh,
+    &pg_kernels_gelu_erf,
+    &pg_kernels_gelu_tanh,
+    &pg_kernels_softmax,
+    &pg_kernels_layernorm,
+    &pg_kernels_rmsnorm,
+    &pg_kernels_quantize_q8_0,
+    &pg_kernels_quantize_q8_1,
+    &pg_kernels_qdot_q8_0_q8_0,
+    &pg_kernels_qdot_q4_1_q8_1,
+    &pg_kernels_qgemv_q4_0,
+    &pg_kernels_qgemv_q4_1,
+    &pg_kernels_qgemv_q8_0,
+    &pg_kernels_qgemm_q4_0,
+    &pg_kernels_qgemm_q4_1,
+    &pg_kernels_qgemm_q8_0,
 };
 
-const pg_op *const *pg_ops_all(int *count)
+const pg_kernel_family *const *pg_kernel_families_all(int *count)
 {
     *count = PG_COUNTOF(all_ops);
     return all_ops;

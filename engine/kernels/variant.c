@@ -5,7 +5,7 @@
 #include "../core/error.h"
 #include "variant.h"
 
-const pg_variant *pg_op_select(const pg_op *op)
+const pg_variant *pg_kernel_select(const pg_kernel_family *op)
 {
     uint64_t active = pg_cpu_active_flags();
     for (int i = 0; i < op->count; i++)
@@ -14,16 +14,28 @@ const pg_variant *pg_op_select(const pg_op *op)
     return &op->variants[op->count - 1];
 }
 
-int pg_variant_index(const pg_op *op, const pg_variant *v)
+const pg_variant *pg_kernel_select_fitting(const pg_kernel_family *op,
+                                           int (*fits)(const pg_variant *v, const void *ctx),
+                                           const void *ctx)
+{
+    uint64_t active = pg_cpu_active_flags();
+    for (int i = 0; i < op->count; i++)
+        if ((op->variants[i].required & active) == op->variants[i].required &&
+            fits(&op->variants[i], ctx))
+            return &op->variants[i];
+    return NULL;
+}
+
+int pg_variant_index(const pg_kernel_family *op, const pg_variant *v)
 {
     ptrdiff_t i = v - op->variants;
     return (i >= 0 && i < op->count) ? (int)i : -1;
 }
 
-const pg_variant *pg_op_variant_checked(const pg_op *op, int index)
+const pg_variant *pg_kernel_variant_checked(const pg_kernel_family *op, int index)
 {
     if (index < 0)
-        return pg_op_select(op);
+        return pg_kernel_select(op);
     if (index >= op->count) {
         pg_fail(PG_ERR_INVALID_ARG, "%s has no variant %d (it has %d)", op->name, index, op->count);
         return NULL;
@@ -38,20 +50,20 @@ const pg_variant *pg_op_variant_checked(const pg_op *op, int index)
     return v;
 }
 
-const pg_op *pg_op_by_name(const char *name)
+const pg_kernel_family *pg_kernel_family_by_name(const char *name)
 {
     int n = 0;
-    const pg_op *const *ops = pg_ops_all(&n);
+    const pg_kernel_family *const *ops = pg_kernel_families_all(&n);
     for (int i = 0; i < n; i++)
         if (!strcmp(ops[i]->name, name))
             return ops[i];
     return NULL;
 }
 
-static const pg_op *op_at(int i)
+static const pg_kernel_family *op_at(int i)
 {
     int n = 0;
-    const pg_op *const *ops = pg_ops_all(&n);
+    const pg_kernel_family *const *ops = pg_kernel_families_all(&n);
     if (i < 0 || i >= n) {
         pg_fail(PG_ERR_INVALID_ARG, "no op with index %d (there are %d)", i, n);
         return NULL;
@@ -59,29 +71,29 @@ static const pg_op *op_at(int i)
     return ops[i];
 }
 
-int pg_op_count(void)
+int pg_kernel_family_count(void)
 {
     int n = 0;
-    pg_ops_all(&n);
+    pg_kernel_families_all(&n);
     return n;
 }
 
-const char *pg_op_name(int i)
+const char *pg_kernel_family_name(int i)
 {
-    const pg_op *op = op_at(i);
+    const pg_kernel_family *op = op_at(i);
     return op ? op->name : NULL;
 }
 
-const char *pg_op_description(int i)
+const char *pg_kernel_family_description(int i)
 {
-    const pg_op *op = op_at(i);
+    const pg_kernel_family *op = op_at(i);
     return op ? op->description : NULL;
 }
 
-int pg_op_find(const char *name)
+int pg_kernel_family_find(const char *name)
 {
     int n = 0;
-    const pg_op *const *ops = pg_ops_all(&n);
+    const pg_kernel_family *const *ops = pg_kernel_families_all(&n);
     for (int i = 0; name && i < n; i++)
         if (!strcmp(ops[i]->name, name))
             return i;
@@ -91,19 +103,19 @@ int pg_op_find(const char *name)
 
 int pg_variant_count(int i)
 {
-    const pg_op *op = op_at(i);
+    const pg_kernel_family *op = op_at(i);
     return op ? op->count : -1;
 }
 
 int pg_variant_selected(int i)
 {
-    const pg_op *op = op_at(i);
-    return op ? pg_variant_index(op, pg_op_select(op)) : -1;
+    const pg_kernel_family *op = op_at(i);
+    return op ? pg_variant_index(op, pg_kernel_select(op)) : -1;
 }
 
 int pg_variant_find(int i, const char *name)
 {
-    const pg_op *op = op_at(i);
+    const pg_kernel_family *op = op_at(i);
     if (!op)
         return -1;
     for (int j = 0; name && j < op->count; j++)
@@ -115,7 +127,7 @@ int pg_variant_find(int i, const char *name)
 
 pg_status pg_variant_get_info(int i, int j, pg_variant_info *out)
 {
-    const pg_op *op = op_at(i);
+    const pg_kernel_family *op = op_at(i);
     if (!op)
         return pg_last_status();
     if (!out || j < 0 || j >= op->count)
@@ -128,6 +140,6 @@ pg_status pg_variant_get_info(int i, int j, pg_variant_info *out)
     out->required = v->required;
     out->runnable = (v->required & have) == v->required;
     out->active = (v->required & active) == v->required;
-    out->selected = pg_op_select(op) == v;
+    out->selected = pg_kernel_select(op) == v;
     return PG_OK;
 }

@@ -86,9 +86,9 @@ static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_v
 /* One batch through every step. */
 static void forward(pg_llm *m)
 {
-    pg_f32_silu_fn silu = (pg_f32_silu_fn)pg_op_select(&pg_op_silu)->fn;
-    pg_f32_vadd_fn vadd = (pg_f32_vadd_fn)pg_op_select(&pg_op_vadd)->fn;
-    pg_f32_vmul_fn vmul = (pg_f32_vmul_fn)pg_op_select(&pg_op_vmul)->fn;
+    pg_f32_silu_fn silu = (pg_f32_silu_fn)pg_kernel_select(&pg_kernels_silu)->fn;
+    pg_f32_vadd_fn vadd = (pg_f32_vadd_fn)pg_kernel_select(&pg_kernels_vadd)->fn;
+    pg_f32_vmul_fn vmul = (pg_f32_vmul_fn)pg_kernel_select(&pg_kernels_vmul)->fn;
     for (int i = 0; i < m->n_steps; i++)
         run_step(m, &m->steps[i], silu, vadd, vmul);
 }

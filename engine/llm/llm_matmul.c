@@ -31,8 +31,8 @@ size_t llm_act_row_bytes(int act_type, size_t K)
 
 void llm_quantize_rows(int act_type, size_t M, size_t K, const float *x, void *act)
 {
-    const pg_op *op = act_type == PG_GGML_Q8_1 ? &pg_op_quantize_q8_1 : &pg_op_quantize_q8_0;
-    pg_quantize_row_fn q = (pg_quantize_row_fn)pg_op_select(op)->fn;
+    const pg_kernel_family *op = act_type == PG_GGML_Q8_1 ? &pg_kernels_quantize_q8_1 : &pg_kernels_quantize_q8_0;
+    pg_quantize_row_fn q = (pg_quantize_row_fn)pg_kernel_select(op)->fn;
     size_t rb = llm_act_row_bytes(act_type, K);
     for (size_t m = 0; m < M; m++)
         q(K, x + m * K, (uint8_t *)act + m * rb);
@@ -71,8 +71,8 @@ void llm_matmul(const llm_weight *W, size_t M, const void *act, float *out, size
                 int threads)
 {
     mm_ctx c = { W, M, 0, act, llm_act_row_bytes(W->act_type, W->K), out, ldo,
-                 (pg_qgemv_fn)pg_op_select(pg_qgemv_op(W->type))->fn,
-                 (pg_qgemm_fn)pg_op_select(pg_qgemm_op(W->type))->fn };
+                 (pg_qgemv_fn)pg_kernel_select(pg_qgemv_op(W->type))->fn,
+                 (pg_qgemm_fn)pg_kernel_select(pg_qgemm_op(W->type))->fn };
     size_t nt = (size_t)pg_threads_resolve(threads);
     if (nt <= 1 || W->N < 2 * MIN_ROWS_PER_TASK) {
         mm_rows(&c, 0, W->N);

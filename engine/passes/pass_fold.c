@@ -87,10 +87,13 @@ static int fold_node(pg_graph *g, pg_pass_ctx *c, pg_node *n)
         for (int o = 0; o < n->n_outputs; o++)
             memcpy(y[o], out[o]->known, tensor_bytes(out[o]));
     } else {
-        pg_exec_fn fn = pg_exec_lookup(op);
-        if (!fn)
+        const pg_opdef *d = pg_opdef_of(op);
+        pg_binding bind;
+        if (!d || (d->flags & PG_OPF_NO_FOLD) || pg_exec_bind(n, in, out, &bind)) {
+            pg_clear_error();
             goto skip;
-        size_t sb = pg_exec_scratch_bytes(n, in, out);
+        }
+        size_t sb = pg_exec_scratch_bytes(n, in, out, 1, &bind);
         void *scratch = sb ? pg_malloc(sb) : NULL;
         if (sb && !scratch)
             goto oom;
@@ -106,7 +109,8 @@ static int fold_node(pg_graph *g, pg_pass_ctx *c, pg_node *n)
         k.scratch = scratch;
         k.scratch_bytes = sb;
         k.state = (void *)pg_exec_node_state(g, n);   /* Constant/ConstantOfShape read their value here */
-        pg_status st = fn(&k);
+        k.bind = &bind;
+        pg_status st = d->exec(&k);
         pg_free(scratch);
         if (st != PG_OK) {
             /* an op the executor refuses on these values is left to fail

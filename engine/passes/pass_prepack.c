@@ -54,7 +54,7 @@ static int packable(const pg_graph *g, int w, size_t nr)
 
 static pg_status run_prepack(pg_graph *g, pg_pass_ctx *c)
 {
-    const pg_variant *v = pg_op_select(&pg_op_sgemm);
+    const pg_variant *v = pg_kernel_select(&pg_kernels_sgemm);
     const pg_sgemm_params *prm = v ? v->params : NULL;
     if (!prm || prm->nr <= 0)
         return PG_OK;   /* no packed kernel in this build */
@@ -93,3 +93,42 @@ const pg_pass_def pg_pass_weight_prepack = {
     "constant MatMul weights packed once into the SGEMM kernel's NR-column panels",
     run_prepack,
 };
+
+/* Rebinding after a CPU-mask change: a weight packed for a panel width the
+ * now-selected SGEMM kernel does not have is unpacked (the panels hold the
+ * matrix exactly) and packed again for the new width, or left row-major
+ * where it no longer qualifies (QKV splits off the new panel boundaries). */
+pg_status pg_prepack_relayout(pg_graph *g, int *repacked)
+{
+    const pg_variant *v = pg_kernel_select(&pg_kernels_sgemm);
+    const pg_sgemm_params *prm = v ? v->params : NULL;
+    size_t nr = prm && prm->nr > 0 ? (size_t)prm->nr : 0;
+    *repacked = 0;
+    PG_IR_FOR_TENSORS(g, t) {
+        if (t->layout != PG_LAYOUT_PACKED || (size_t)t->pack_nr == nr)
+            continue;
+        size_t K = (size_t)t->shape[0], N = (size_t)t->shape[1], onr = (size_t)t->pack_nr;
+        float *rows = pg_malloc(K * N * sizeof(float) + 1);
+        if (!rows)
+            return pg_fail(PG_ERR_NOMEM, "out of memory re-packing weight '%s'", t->name);
+        const float *panels = t->data;
+        for (size_t j = 0; j < N; j++)
+            for (size_t k = 0; k < K; k++)
+                rows[k * N + j] = panels[(j / onr) * K * onr + k * onr + j % onr];
+        pg_ir_set_const_data(t, rows, K * N * sizeof(float));
+        t->layout = PG_LAYOUT_ROW_MAJOR;
+        t->pack_nr = 0;
+        if (nr && packable(g, t->id, nr)) {
+            size_t bytes = (N + nr - 1) / nr * K * nr * sizeof(float);
+            float *dst = pg_malloc(bytes);
+            if (!dst)
+                return pg_fail(PG_ERR_NOMEM, "out of memory re-packing weight '%s'", t->name);
+            pg_sgemm_pack_panels(K, N, rows, N, nr, dst);
+            pg_ir_set_const_data(t, dst, bytes);
+            t->layout = PG_LAYOUT_PACKED;
+            t->pack_nr = (int)nr;
+        }
+        ++*repacked;
+    }
+    return PG_OK;
+}

@@ -39,6 +39,11 @@ void pg_pass_log_free(pg_pass_log *log);
  * reported as PG_ERR_INTERNAL naming the pass. */
 pg_status pg_passes_run(pg_graph *g, int level, const char *disabled_csv, pg_pass_log *log);
 
+/* After a CPU-mask change: weights packed for a panel width the selected
+ * SGEMM kernel lacks are re-laid out for it (weight_prepack's rules);
+ * *repacked gets how many. */
+pg_status pg_prepack_relayout(pg_graph *g, int *repacked);
+
 /* The registry, for listings: count, and each pass's name, level and one
  * line of description (NULL for a bad index). */
 int         pg_passes_count(void);

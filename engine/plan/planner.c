@@ -36,38 +36,42 @@ static void extend(pg_plan *p, int buf, int last)
 
 /* ---- placement ----------------------------------------------------------- */
 
-static const pg_plan_buf *sort_bufs;
+/* The orders sort pointers into p->bufs, so the comparators need no state
+ * beside their arguments (ties go to the lower buffer index: the pointers
+ * are into one array). */
+#define BUF(a) (*(const pg_plan_buf *const *)(a))
+#define BY_INDEX(x, y) ((x) < (y) ? -1 : (x) > (y))
 
 static int by_size(const void *a, const void *b)
 {
-    const pg_plan_buf *x = &sort_bufs[*(const int *)a], *y = &sort_bufs[*(const int *)b];
+    const pg_plan_buf *x = BUF(a), *y = BUF(b);
     if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
     if (x->first != y->first) return x->first - y->first;
-    return *(const int *)a - *(const int *)b;
+    return BY_INDEX(x, y);
 }
 
 /* Size first; among equal sizes the longer-lived first, so a long chain of
  * in-place buffers claims its range before the short ones scatter over it. */
 static int by_size_then_life(const void *a, const void *b)
 {
-    const pg_plan_buf *x = &sort_bufs[*(const int *)a], *y = &sort_bufs[*(const int *)b];
+    const pg_plan_buf *x = BUF(a), *y = BUF(b);
     if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
     int lx = x->last - x->first, ly = y->last - y->first;
     if (lx != ly) return ly - lx;
-    return *(const int *)a - *(const int *)b;
+    return BY_INDEX(x, y);
 }
 
 static int by_first(const void *a, const void *b)
 {
-    const pg_plan_buf *x = &sort_bufs[*(const int *)a], *y = &sort_bufs[*(const int *)b];
+    const pg_plan_buf *x = BUF(a), *y = BUF(b);
     if (x->first != y->first) return x->first - y->first;
     if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
-    return *(const int *)a - *(const int *)b;
+    return BY_INDEX(x, y);
 }
 
 static int by_offset(const void *a, const void *b)
 {
-    const pg_plan_buf *x = &sort_bufs[*(const int *)a], *y = &sort_bufs[*(const int *)b];
+    const pg_plan_buf *x = BUF(a), *y = BUF(b);
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
@@ -80,20 +84,20 @@ static int time_overlap(const pg_plan_buf *a, const pg_plan_buf *b)
  * between the already placed buffers live at the same time, the lowest
  * (best_fit 0) or the smallest that fits (best_fit 1), else on top of them.
  * Returns the arena size. */
-static uint64_t lay_out(pg_plan *p, const int *idx, int n, int *live, int best_fit)
+static uint64_t lay_out(pg_plan_buf *const *idx, int n, pg_plan_buf **live, int best_fit)
 {
     uint64_t end = 0;
     for (int i = 0; i < n; i++) {
-        pg_plan_buf *b = &p->bufs[idx[i]];
+        pg_plan_buf *b = idx[i];
         int nl = 0;
         for (int j = 0; j < i; j++)
-            if (time_overlap(b, &p->bufs[idx[j]]))
+            if (time_overlap(b, idx[j]))
                 live[nl++] = idx[j];
-        qsort(live, (size_t)nl, sizeof(int), by_offset);
+        qsort(live, (size_t)nl, sizeof *live, by_offset);
         int64_t at = 0, best = -1;
         uint64_t best_gap = UINT64_MAX;
         for (int j = 0; j < nl; j++) {
-            const pg_plan_buf *o = &p->bufs[live[j]];
+            const pg_plan_buf *o = live[j];
             if (o->offset >= at + (int64_t)b->bytes) {
                 uint64_t gap = (uint64_t)(o->offset - at);
                 if (!best_fit) {
@@ -118,8 +122,8 @@ static uint64_t lay_out(pg_plan *p, const int *idx, int n, int *live, int best_f
 static pg_status place(pg_plan *p, const char *strategy)
 {
     int n = 0;
-    int *idx = pg_malloc(sizeof(int) * (size_t)(p->n_bufs + 1));
-    int *live = pg_malloc(sizeof(int) * (size_t)(p->n_bufs + 1));
+    pg_plan_buf **idx = pg_malloc(sizeof *idx * (size_t)(p->n_bufs + 1));
+    pg_plan_buf **live = pg_malloc(sizeof *live * (size_t)(p->n_bufs + 1));
     if (!idx || !live) {
         pg_free(idx);
         pg_free(live);
@@ -127,13 +131,12 @@ static pg_status place(pg_plan *p, const char *strategy)
     }
     for (int i = 0; i < p->n_bufs; i++)
         if (p->bufs[i].kind == PG_PLAN_ARENA)
-            idx[n++] = i;
-    sort_bufs = p->bufs;
+            idx[n++] = &p->bufs[i];
     uint64_t end = 0;
     if (!strcmp(strategy, "naive")) {
         for (int i = 0; i < n; i++) {
-            p->bufs[idx[i]].offset = (int64_t)end;
-            end += p->bufs[idx[i]].bytes;
+            idx[i]->offset = (int64_t)end;
+            end += idx[i]->bytes;
         }
     } else {
         /* Greedy placement depends on the order and on which gap a buffer
@@ -151,16 +154,16 @@ static pg_status place(pg_plan *p, const char *strategy)
         end = UINT64_MAX;
         for (int o = 0; o < n_orders; o++)
             for (int fit = 0; fit < 2; fit++) {
-                qsort(idx, (size_t)n, sizeof(int), orders[o]);
-                uint64_t e = lay_out(p, idx, n, live, fit);
+                qsort(idx, (size_t)n, sizeof *idx, orders[o]);
+                uint64_t e = lay_out(idx, n, live, fit);
                 if (e < end) {
                     end = e;
                     best_order = o;
                     best_fit = fit;
                 }
             }
-        qsort(idx, (size_t)n, sizeof(int), orders[best_order]);
-        end = lay_out(p, idx, n, live, best_fit);
+        qsort(idx, (size_t)n, sizeof *idx, orders[best_order]);
+        end = lay_out(idx, n, live, best_fit);
     }
     p->arena_bytes = end;
     pg_free(idx);
@@ -203,12 +206,8 @@ void pg_plan_free(pg_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-pg_status pg_plan_build(const pg_graph *g, const char *strategy, pg_plan *p)
-{
-    return pg_plan_build_threads(g, strategy, 1, p);
-}
-
-pg_status pg_plan_build_threads(const pg_graph *g, const char *strategy, int threads, pg_plan *p)
+pg_status pg_plan_build(const pg_graph *g, const char *strategy, const size_t *scratch_bytes,
+                        pg_plan *p)
 {
     memset(p, 0, sizeof *p);
     if (!strategy || !*strategy)
@@ -279,14 +278,15 @@ pg_status pg_plan_build_threads(const pg_graph *g, const char *strategy, int thr
         const pg_tensor *outs[64];
         for (int o = 0; o < n->n_outputs && o < 64; o++)
             outs[o] = g->tensors[n->outputs[o]];
-        size_t scratch = pg_exec_scratch_bytes_threads(n, ins, outs, threads);
+        size_t scratch = scratch_bytes ? scratch_bytes[n->id] : 0;
         if (scratch) {
             p->scratch_buf[s] = new_buf(p, scratch, s, PG_PLAN_ARENA, -1);
             p->bufs[p->scratch_buf[s]].label = n->name;
         }
         int y = n->outputs[0];
         pg_plan_tensor *py = &p->t[y];
-        if (pg_exec_is_view(n->op) && ins[0]) {
+        const pg_opdef *def = pg_opdef_of(n->op);
+        if (def && (def->flags & PG_OPF_VIEW) && ins[0]) {
             pg_plan_tensor *px = &p->t[ins[0]->id];
             int root_kind = p->bufs[px->buf].kind;
             /* a graph output must not be a view of a feed or a weight (the

@@ -53,12 +53,12 @@ typedef struct pg_plan {
     char planner[32];
 } pg_plan;
 
-/* Plans g (shapes inferred) with the named strategy (NULL = greedy_by_size)
- * for a model run on one thread; _threads: on up to `threads` threads (the
- * scratch of ops that split their work into per-thread parts grows). */
-pg_status pg_plan_build(const pg_graph *g, const char *strategy, pg_plan *out);
-pg_status pg_plan_build_threads(const pg_graph *g, const char *strategy, int threads,
-                                pg_plan *out);
+/* Plans g (shapes inferred) with the named strategy (NULL = greedy_by_size).
+ * scratch_bytes[node id]: the working memory each node's bound kernels need
+ * (pg_exec_scratch_bytes), NULL for none.  The planner keeps no state
+ * outside *out: models may be planned on several threads at once. */
+pg_status pg_plan_build(const pg_graph *g, const char *strategy, const size_t *scratch_bytes,
+                        pg_plan *out);
 void      pg_plan_free(pg_plan *p);
 /* The self-check: PG_ERR_INTERNAL naming the two buffers if any overlap. */
 pg_status pg_plan_check(const pg_plan *p);

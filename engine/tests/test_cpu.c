@@ -35,10 +35,10 @@ int main(void)
     pg_cpu_get_info(&ci);
     CHECK(ci.active == 0 && !strcmp(ci.level, "c"), "level %s active %#llx", ci.level,
            (unsigned long long)ci.active);
-    for (int op = 0; op < pg_op_count(); op++) {
+    for (int op = 0; op < pg_kernel_family_count(); op++) {
         pg_variant_info vi;
         pg_variant_get_info(op, pg_variant_selected(op), &vi);
-        CHECK(!strcmp(vi.isa, "c"), "op %s dispatches to %s under mask c", pg_op_name(op), vi.name);
+        CHECK(!strcmp(vi.isa, "c"), "op %s dispatches to %s under mask c", pg_kernel_family_name(op), vi.name);
     }
     CHECK(pg_cpu_set_mask(before) == PG_OK, "restore");
 

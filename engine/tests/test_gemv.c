@@ -19,7 +19,7 @@ static float frand(unsigned *s)
 
 static int c_variant(void)
 {
-    int op = pg_op_find("gemv");
+    int op = pg_kernel_family_find("gemv");
     return pg_variant_count(op) - 1;
 }
 

@@ -32,7 +32,7 @@ static void test_errors(void)
     CHECK(pg_sgemm_pack(-1, 4, 4, B, 3, &pb) == PG_ERR_INVALID_ARG, "ldb < N");
     CHECK(strstr(pg_last_error(), "ldb") != NULL, "message names ldb: %s", pg_last_error());
     CHECK(pg_sgemm_pack(99, 4, 4, B, 4, &pb) == PG_ERR_INVALID_ARG, "no variant 99");
-    int op = pg_op_find("sgemm");
+    int op = pg_kernel_family_find("sgemm");
     for (int v = 0; v < pg_variant_count(op); v++) {
         pg_variant_info info;
         pg_variant_get_info(op, v, &info);
@@ -112,7 +112,7 @@ static void test_threads_agree(size_t M, size_t N, size_t K, int act)
  * against the dispatched one: same sums in another order, so close. */
 static void test_c_variant(size_t M, size_t N, size_t K)
 {
-    int op = pg_op_find("sgemm"), cv = pg_variant_count(op) - 1;
+    int op = pg_kernel_family_find("sgemm"), cv = pg_variant_count(op) - 1;
     float *A = malloc(M * K * sizeof(float)), *B = malloc(K * N * sizeof(float));
     float *bias = malloc(N * sizeof(float)), *C1 = malloc(M * N * sizeof(float));
     float *C2 = malloc(M * N * sizeof(float));

@@ -28,6 +28,6 @@ void pg_f32_gelu_erf_c(size_t n, const float *x, float *y);
 void pg_f32_gelu_erf_avx2_fma3(size_t n, const float *x, float *y);
 void pg_f32_gelu_erf_neon(size_t n, const float *x, float *y);
 
-extern const pg_op pg_op_gelu_erf;
+extern const pg_kernel_family pg_kernels_gelu_erf;
 
 #endif

@@ -11,4 +11,4 @@ static const pg_variant variants[] = {
     { "f32_gelu_erf_c", "c", 0, (const void *)pg_f32_gelu_erf_c, NULL },
 };
 
-const pg_op pg_op_gelu_erf = { "gelu_erf", "y = 0.5 x (1 + erf(x / sqrt 2)) (fp32)", variants, PG_COUNTOF(variants) };
+const pg_kernel_family pg_kernels_gelu_erf = { "gelu_erf", "y = 0.5 x (1 + erf(x / sqrt 2)) (fp32)", variants, PG_COUNTOF(variants) };

@@ -28,6 +28,6 @@ void pg_f32_gelu_tanh_c(size_t n, const float *x, float *y);
 void pg_f32_gelu_tanh_avx2_fma3(size_t n, const float *x, float *y);
 void pg_f32_gelu_tanh_neon(size_t n, const float *x, float *y);
 
-extern const pg_op pg_op_gelu_tanh;
+extern const pg_kernel_family pg_kernels_gelu_tanh;
 
 #endif

@@ -11,4 +11,4 @@ static const pg_variant variants[] = {
     { "f32_gelu_tanh_c", "c", 0, (const void *)pg_f32_gelu_tanh_c, NULL },
 };
 
-const pg_op pg_op_gelu_tanh = { "gelu_tanh", "y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (fp32)", variants, PG_COUNTOF(variants) };
+const pg_kernel_family pg_kernels_gelu_tanh = { "gelu_tanh", "y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (fp32)", variants, PG_COUNTOF(variants) };

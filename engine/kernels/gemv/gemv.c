@@ -39,7 +39,7 @@ pg_status pg_gemv(int variant, size_t N, size_t K, const float *x, const float *
                   const float *bias, float *y)
 {
     pg_clear_error();
-    const pg_variant *v = pg_op_variant_checked(&pg_op_gemv, variant);
+    const pg_variant *v = pg_kernel_variant_checked(&pg_kernels_gemv, variant);
     if (!v)
         return pg_last_status();
     if (N == 0)

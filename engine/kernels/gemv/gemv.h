@@ -32,6 +32,6 @@ void pg_f32_gemv_4row_avx512f(size_t N, size_t K, const float *x, const float *B
 void pg_f32_gemv_4row_neon(size_t N, size_t K, const float *x, const float *B, size_t ldb,
                            const float *bias, float *y);
 
-extern const pg_op pg_op_gemv;
+extern const pg_kernel_family pg_kernels_gemv;
 
 #endif

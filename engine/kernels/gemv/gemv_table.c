@@ -16,5 +16,5 @@ static const pg_variant variants[] = {
     { "f32_gemv_c", "c", 0, (const void *)pg_f32_gemv_c, NULL },
 };
 
-const pg_op pg_op_gemv = { "gemv", "y = x . B (+ bias), fp32, M = 1, B row-major K x N",
+const pg_kernel_family pg_kernels_gemv = { "gemv", "y = x . B (+ bias), fp32, M = 1, B row-major K x N",
                            variants, PG_COUNTOF(variants) };

@@ -35,7 +35,7 @@ pg_status pg_gemv_nk(int variant, size_t N, size_t K, const float *x, const floa
                      const float *bias, float *y)
 {
     pg_clear_error();
-    const pg_variant *v = pg_op_variant_checked(&pg_op_gemv_nk, variant);
+    const pg_variant *v = pg_kernel_variant_checked(&pg_kernels_gemv_nk, variant);
     if (!v)
         return pg_last_status();
     if (N == 0)

@@ -30,6 +30,6 @@ void pg_f32_gemv_nk_4row_avx2_fma3(size_t N, size_t K, const float *x, const flo
 void pg_f32_gemv_nk_4row_neon(size_t N, size_t K, const float *x, const float *W, size_t ldw,
                               const float *bias, float *y);
 
-extern const pg_op pg_op_gemv_nk;
+extern const pg_kernel_family pg_kernels_gemv_nk;
 
 #endif

@@ -12,5 +12,5 @@ static const pg_variant variants[] = {
     { "f32_gemv_nk_c", "c", 0, (const void *)pg_f32_gemv_nk_c, NULL },
 };
 
-const pg_op pg_op_gemv_nk = { "gemv_nk", "y = W . x (+ bias), fp32, M = 1, W row-major N x K (nn.Linear)",
+const pg_kernel_family pg_kernels_gemv_nk = { "gemv_nk", "y = W . x (+ bias), fp32, M = 1, W row-major N x K (nn.Linear)",
                               variants, PG_COUNTOF(variants) };

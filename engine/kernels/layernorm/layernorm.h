@@ -26,6 +26,6 @@ void pg_f32_layernorm_avx2_fma3(size_t n, const float *x, const float *gamma, co
 void pg_f32_layernorm_neon(size_t n, const float *x, const float *gamma, const float *beta,
                            float eps, float *y);
 
-extern const pg_op pg_op_layernorm;
+extern const pg_kernel_family pg_kernels_layernorm;
 
 #endif

@@ -12,6 +12,6 @@ static const pg_variant variants[] = {
     { "f32_layernorm_c", "c", 0, (const void *)pg_f32_layernorm_c, NULL },
 };
 
-const pg_op pg_op_layernorm = { "layernorm",
+const pg_kernel_family pg_kernels_layernorm = { "layernorm",
                                 "one row: y = (x - mean) / sqrt(var + eps) * gamma + beta (fp32)",
                                 variants, PG_COUNTOF(variants) };

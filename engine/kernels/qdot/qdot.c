@@ -4,15 +4,15 @@
 #include "../../gguf/ggml_types.h"
 #include "qdot.h"
 
-static const pg_variant *pick(const pg_op *op, int variant)
+static const pg_variant *pick(const pg_kernel_family *op, int variant)
 {
-    return variant < 0 ? pg_op_select(op) : pg_op_variant_checked(op, variant);
+    return variant < 0 ? pg_kernel_select(op) : pg_kernel_variant_checked(op, variant);
 }
 
 pg_status pg_quantize_activations(int type, const float *x, void *out, int64_t n)
 {
-    const pg_op *op = type == PG_GGML_Q8_0 ? &pg_op_quantize_q8_0
-                    : type == PG_GGML_Q8_1 ? &pg_op_quantize_q8_1 : NULL;
+    const pg_kernel_family *op = type == PG_GGML_Q8_0 ? &pg_kernels_quantize_q8_0
+                    : type == PG_GGML_Q8_1 ? &pg_kernels_quantize_q8_1 : NULL;
     if (!op)
         return pg_fail(PG_ERR_DTYPE, "pg_quantize_activations: type %d is not q8_0 or q8_1", type);
     if (!x || !out)
@@ -27,8 +27,8 @@ pg_status pg_quantize_activations(int type, const float *x, void *out, int64_t n
 
 pg_status pg_qdot(int variant, int wtype, int64_t n, const void *w, const void *a, float *out)
 {
-    const pg_op *op = wtype == PG_GGML_Q8_0 ? &pg_op_qdot_q8_0_q8_0
-                    : wtype == PG_GGML_Q4_1 ? &pg_op_qdot_q4_1_q8_1 : NULL;
+    const pg_kernel_family *op = wtype == PG_GGML_Q8_0 ? &pg_kernels_qdot_q8_0_q8_0
+                    : wtype == PG_GGML_Q4_1 ? &pg_kernels_qdot_q4_1_q8_1 : NULL;
     if (!op)
         return pg_fail(PG_ERR_DTYPE, "pg_qdot: weight type %d is not q8_0 or q4_1", wtype);
     if (!w || !a || !out)

@@ -39,9 +39,9 @@ void pg_vec_dot_q8_0_q8_0_c(size_t n, const void *w, const void *a, float *s);
 void pg_vec_dot_q4_0_q8_0_c(size_t n, const void *w, const void *a, float *s);
 void pg_vec_dot_q4_1_q8_1_c(size_t n, const void *w, const void *a, float *s);
 
-extern const pg_op pg_op_quantize_q8_0;
-extern const pg_op pg_op_quantize_q8_1;
-extern const pg_op pg_op_qdot_q8_0_q8_0;
-extern const pg_op pg_op_qdot_q4_1_q8_1;
+extern const pg_kernel_family pg_kernels_quantize_q8_0;
+extern const pg_kernel_family pg_kernels_quantize_q8_1;
+extern const pg_kernel_family pg_kernels_qdot_q8_0_q8_0;
+extern const pg_kernel_family pg_kernels_qdot_q4_1_q8_1;
 
 #endif

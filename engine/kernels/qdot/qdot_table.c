@@ -27,11 +27,11 @@ static const pg_variant qdot_q4_1_q8_1[] = {
     { "qdot_q4_1_q8_1_c", "c", 0, (const void *)pg_vec_dot_q4_1_q8_1_c, NULL },
 };
 
-const pg_op pg_op_quantize_q8_0 = { "quantize_q8_0", "f32 activations -> q8_0 blocks of 32",
+const pg_kernel_family pg_kernels_quantize_q8_0 = { "quantize_q8_0", "f32 activations -> q8_0 blocks of 32",
                                     quantize_q8_0, PG_COUNTOF(quantize_q8_0) };
-const pg_op pg_op_quantize_q8_1 = { "quantize_q8_1", "f32 activations -> q8_1 blocks (with d*sum)",
+const pg_kernel_family pg_kernels_quantize_q8_1 = { "quantize_q8_1", "f32 activations -> q8_1 blocks (with d*sum)",
                                     quantize_q8_1, PG_COUNTOF(quantize_q8_1) };
-const pg_op pg_op_qdot_q8_0_q8_0 = { "qdot_q8_0_q8_0", "dot of q8_0 weights and q8_0 activations",
+const pg_kernel_family pg_kernels_qdot_q8_0_q8_0 = { "qdot_q8_0_q8_0", "dot of q8_0 weights and q8_0 activations",
                                      qdot_q8_0_q8_0, PG_COUNTOF(qdot_q8_0_q8_0) };
-const pg_op pg_op_qdot_q4_1_q8_1 = { "qdot_q4_1_q8_1", "dot of q4_1 weights and q8_1 activations",
+const pg_kernel_family pg_kernels_qdot_q4_1_q8_1 = { "qdot_q4_1_q8_1", "dot of q4_1 weights and q8_1 activations",
                                      qdot_q4_1_q8_1, PG_COUNTOF(qdot_q4_1_q8_1) };

@@ -37,10 +37,10 @@ PG_QGEMM_DECLARE_ALL(4x1_avxvnni)
 PG_QGEMM_DECLARE_ALL(4x1_neon)
 PG_QGEMM_DECLARE_ALL(4x1_dotprod)
 
-extern const pg_op pg_op_qgemm_q4_0;
-extern const pg_op pg_op_qgemm_q4_1;
-extern const pg_op pg_op_qgemm_q8_0;
+extern const pg_kernel_family pg_kernels_qgemm_q4_0;
+extern const pg_kernel_family pg_kernels_qgemm_q4_1;
+extern const pg_kernel_family pg_kernels_qgemm_q8_0;
 
-const pg_op *pg_qgemm_op(int wtype);
+const pg_kernel_family *pg_qgemm_op(int wtype);
 
 #endif

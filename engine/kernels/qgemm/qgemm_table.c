@@ -32,19 +32,19 @@ static const pg_variant q8_0[] = {
     { "q8_0_q8_0_gemm_c", "c", 0, (const void *)pg_q8_0_q8_0_gemm_c, NULL },
 };
 
-const pg_op pg_op_qgemm_q4_0 = { "qgemm_q4_0", "C = X . W^T, W q4_0 rows (N x K), X q8_0 rows (M x K)",
+const pg_kernel_family pg_kernels_qgemm_q4_0 = { "qgemm_q4_0", "C = X . W^T, W q4_0 rows (N x K), X q8_0 rows (M x K)",
                                  q4_0, PG_COUNTOF(q4_0) };
-const pg_op pg_op_qgemm_q4_1 = { "qgemm_q4_1", "C = X . W^T, W q4_1 rows (N x K), X q8_1 rows (M x K)",
+const pg_kernel_family pg_kernels_qgemm_q4_1 = { "qgemm_q4_1", "C = X . W^T, W q4_1 rows (N x K), X q8_1 rows (M x K)",
                                  q4_1, PG_COUNTOF(q4_1) };
-const pg_op pg_op_qgemm_q8_0 = { "qgemm_q8_0", "C = X . W^T, W q8_0 rows (N x K), X q8_0 rows (M x K)",
+const pg_kernel_family pg_kernels_qgemm_q8_0 = { "qgemm_q8_0", "C = X . W^T, W q8_0 rows (N x K), X q8_0 rows (M x K)",
                                  q8_0, PG_COUNTOF(q8_0) };
 
-const pg_op *pg_qgemm_op(int wtype)
+const pg_kernel_family *pg_qgemm_op(int wtype)
 {
     switch (wtype) {
-    case PG_GGML_Q4_0: return &pg_op_qgemm_q4_0;
-    case PG_GGML_Q4_1: return &pg_op_qgemm_q4_1;
-    case PG_GGML_Q8_0: return &pg_op_qgemm_q8_0;
+    case PG_GGML_Q4_0: return &pg_kernels_qgemm_q4_0;
+    case PG_GGML_Q4_1: return &pg_kernels_qgemm_q4_1;
+    case PG_GGML_Q8_0: return &pg_kernels_qgemm_q8_0;
     default: return NULL;
     }
 }

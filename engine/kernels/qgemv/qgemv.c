@@ -16,16 +16,16 @@
 #define QGEMV_MT_MIN_BYTES ((size_t)128 << 10)
 #define QGEMV_MIN_ROWS 16
 
-static const pg_variant *pick(const pg_op *op, int variant)
+static const pg_variant *pick(const pg_kernel_family *op, int variant)
 {
-    return variant < 0 ? pg_op_select(op) : pg_op_variant_checked(op, variant);
+    return variant < 0 ? pg_kernel_select(op) : pg_kernel_variant_checked(op, variant);
 }
 
 pg_status pg_quantize_row_q8(int variant, int type, size_t n, const float *x, void *out)
 {
     pg_clear_error();
-    const pg_op *op = type == PG_GGML_Q8_0 ? &pg_op_quantize_q8_0
-                    : type == PG_GGML_Q8_1 ? &pg_op_quantize_q8_1 : NULL;
+    const pg_kernel_family *op = type == PG_GGML_Q8_0 ? &pg_kernels_quantize_q8_0
+                    : type == PG_GGML_Q8_1 ? &pg_kernels_quantize_q8_1 : NULL;
     if (!op)
         return pg_fail(PG_ERR_DTYPE, "pg_quantize_row_q8: type %d is not q8_0 (%d) or q8_1 (%d)",
                        type, PG_GGML_Q8_0, PG_GGML_Q8_1);

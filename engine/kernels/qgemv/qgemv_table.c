@@ -34,19 +34,19 @@ static const pg_variant q8_0[] = {
     { "q8_0_q8_0_gemv_c", "c", 0, (const void *)pg_q8_0_q8_0_gemv_c, NULL },
 };
 
-const pg_op pg_op_qgemv_q4_0 = { "qgemv_q4_0", "y = W . x, W q4_0 rows (N x K), x q8_0, M = 1",
+const pg_kernel_family pg_kernels_qgemv_q4_0 = { "qgemv_q4_0", "y = W . x, W q4_0 rows (N x K), x q8_0, M = 1",
                                  q4_0, PG_COUNTOF(q4_0) };
-const pg_op pg_op_qgemv_q4_1 = { "qgemv_q4_1", "y = W . x, W q4_1 rows (N x K), x q8_1, M = 1",
+const pg_kernel_family pg_kernels_qgemv_q4_1 = { "qgemv_q4_1", "y = W . x, W q4_1 rows (N x K), x q8_1, M = 1",
                                  q4_1, PG_COUNTOF(q4_1) };
-const pg_op pg_op_qgemv_q8_0 = { "qgemv_q8_0", "y = W . x, W q8_0 rows (N x K), x q8_0, M = 1",
+const pg_kernel_family pg_kernels_qgemv_q8_0 = { "qgemv_q8_0", "y = W . x, W q8_0 rows (N x K), x q8_0, M = 1",
                                  q8_0, PG_COUNTOF(q8_0) };
 
-const pg_op *pg_qgemv_op(int wtype)
+const pg_kernel_family *pg_qgemv_op(int wtype)
 {
     switch (wtype) {
-    case PG_GGML_Q4_0: return &pg_op_qgemv_q4_0;
-    case PG_GGML_Q4_1: return &pg_op_qgemv_q4_1;
-    case PG_GGML_Q8_0: return &pg_op_qgemv_q8_0;
+    case PG_GGML_Q4_0: return &pg_kernels_qgemv_q4_0;
+    case PG_GGML_Q4_1: return &pg_kernels_qgemv_q4_1;
+    case PG_GGML_Q8_0: return &pg_kernels_qgemv_q8_0;
     default: return NULL;
     }
 }

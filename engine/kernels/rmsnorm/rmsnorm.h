@@ -19,6 +19,6 @@ void pg_f32_rmsnorm_c(size_t n, const float *x, const float *gamma, float eps, f
 void pg_f32_rmsnorm_avx2_fma3(size_t n, const float *x, const float *gamma, float eps, float *y);
 void pg_f32_rmsnorm_neon(size_t n, const float *x, const float *gamma, float eps, float *y);
 
-extern const pg_op pg_op_rmsnorm;
+extern const pg_kernel_family pg_kernels_rmsnorm;
 
 #endif

@@ -12,5 +12,5 @@ static const pg_variant variants[] = {
     { "f32_rmsnorm_c", "c", 0, (const void *)pg_f32_rmsnorm_c, NULL },
 };
 
-const pg_op pg_op_rmsnorm = { "rmsnorm", "one row: y = x / sqrt(mean(x^2) + eps) * gamma (fp32)",
+const pg_kernel_family pg_kernels_rmsnorm = { "rmsnorm", "one row: y = x / sqrt(mean(x^2) + eps) * gamma (fp32)",
                               variants, PG_COUNTOF(variants) };

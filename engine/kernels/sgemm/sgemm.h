@@ -74,6 +74,6 @@ struct pg_packed_b {
 void pg_sgemm_pack_panels(size_t K, size_t N, const float *B, size_t ldb, size_t nr,
                           float *dst);
 
-extern const pg_op pg_op_sgemm;
+extern const pg_kernel_family pg_kernels_sgemm;
 
 #endif

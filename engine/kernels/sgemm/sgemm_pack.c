@@ -32,7 +32,7 @@ pg_status pg_sgemm_pack(int variant, size_t K, size_t N, const float *B, size_t 
         return pg_fail(PG_ERR_INVALID_ARG, "pg_sgemm_pack: B is NULL");
     if (ldb < N)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_sgemm_pack: ldb %zu < N %zu", ldb, N);
-    const pg_variant *v = pg_op_variant_checked(&pg_op_sgemm, variant);
+    const pg_variant *v = pg_kernel_variant_checked(&pg_kernels_sgemm, variant);
     if (!v)
         return pg_last_status();
     size_t nr = (size_t)((const pg_sgemm_params *)v->params)->nr;
@@ -77,6 +77,6 @@ pg_status pg_packed_b_get_info(const pg_packed_b *pb, size_t *K, size_t *N, int 
     if (N)
         *N = pb->N;
     if (variant)
-        *variant = pg_variant_index(&pg_op_sgemm, pb->variant);
+        *variant = pg_variant_index(&pg_kernels_sgemm, pb->variant);
     return PG_OK;
 }

@@ -25,5 +25,5 @@ static const pg_variant variants[] = {
     { "f32_gemm_4x8_c", "c", 0, (const void *)pg_f32_gemm_4x8_c, &p_4x8 },
 };
 
-const pg_op pg_op_sgemm = { "sgemm", "C = A*B (+bias) (+ReLU/GELU), fp32, B packed once",
+const pg_kernel_family pg_kernels_sgemm = { "sgemm", "C = A*B (+bias) (+ReLU/GELU), fp32, B packed once",
                             variants, PG_COUNTOF(variants) };

@@ -21,6 +21,6 @@ void pg_f32_sigmoid_c(size_t n, const float *x, float *y);
 void pg_f32_sigmoid_avx2_fma3(size_t n, const float *x, float *y);
 void pg_f32_sigmoid_neon(size_t n, const float *x, float *y);
 
-extern const pg_op pg_op_sigmoid;
+extern const pg_kernel_family pg_kernels_sigmoid;
 
 #endif

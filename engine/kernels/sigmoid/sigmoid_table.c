@@ -11,4 +11,4 @@ static const pg_variant variants[] = {
     { "f32_sigmoid_c", "c", 0, (const void *)pg_f32_sigmoid_c, NULL },
 };
 
-const pg_op pg_op_sigmoid = { "sigmoid", "y = 1 / (1 + exp(-x)) elementwise (fp32)", variants, PG_COUNTOF(variants) };
+const pg_kernel_family pg_kernels_sigmoid = { "sigmoid", "y = 1 / (1 + exp(-x)) elementwise (fp32)", variants, PG_COUNTOF(variants) };

@@ -22,6 +22,6 @@ void pg_f32_silu_c(size_t n, const float *x, float *y);
 void pg_f32_silu_avx2_fma3(size_t n, const float *x, float *y);
 void pg_f32_silu_neon(size_t n, const float *x, float *y);
 
-extern const pg_op pg_op_silu;
+extern const pg_kernel_family pg_kernels_silu;
 
 #endif

@@ -11,4 +11,4 @@ static const pg_variant variants[] = {
     { "f32_silu_c", "c", 0, (const void *)pg_f32_silu_c, NULL },
 };
 
-const pg_op pg_op_silu = { "silu", "y = x * sigmoid(x) elementwise (fp32)", variants, PG_COUNTOF(variants) };
+const pg_kernel_family pg_kernels_silu = { "silu", "y = x * sigmoid(x) elementwise (fp32)", variants, PG_COUNTOF(variants) };

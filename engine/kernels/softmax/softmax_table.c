@@ -12,5 +12,5 @@ static const pg_variant variants[] = {
     { "f32_softmax_c", "c", 0, (const void *)pg_f32_softmax_c, NULL },
 };
 
-const pg_op pg_op_softmax = { "softmax", "one row: y = softmax(scale * x + mask) (fp32)", variants,
+const pg_kernel_family pg_kernels_softmax = { "softmax", "one row: y = softmax(scale * x + mask) (fp32)", variants,
                               PG_COUNTOF(variants) };

@@ -21,6 +21,6 @@ void pg_f32_tanh_c(size_t n, const float *x, float *y);
 void pg_f32_tanh_avx2_fma3(size_t n, const float *x, float *y);
 void pg_f32_tanh_neon(size_t n, const float *x, float *y);
 
-extern const pg_op pg_op_tanh;
+extern const pg_kernel_family pg_kernels_tanh;
 
 #endif

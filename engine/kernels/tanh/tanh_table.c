@@ -11,4 +11,4 @@ static const pg_variant variants[] = {
     { "f32_tanh_c", "c", 0, (const void *)pg_f32_tanh_c, NULL },
 };
 
-const pg_op pg_op_tanh = { "tanh", "y = tanh(x) elementwise (fp32)", variants, PG_COUNTOF(variants) };
+const pg_kernel_family pg_kernels_tanh = { "tanh", "y = tanh(x) elementwise (fp32)", variants, PG_COUNTOF(variants) };

@@ -12,6 +12,6 @@ void pg_f32_vadd_c(size_t n, const float *a, const float *b, float *y);
 void pg_f32_vadd_avx2(size_t n, const float *a, const float *b, float *y);
 void pg_f32_vadd_neon(size_t n, const float *a, const float *b, float *y);
 
-extern const pg_op pg_op_vadd;
+extern const pg_kernel_family pg_kernels_vadd;
 
 #endif

@@ -11,4 +11,4 @@ static const pg_variant variants[] = {
     { "f32_vadd_c", "c", 0, (const void *)pg_f32_vadd_c, NULL },
 };
 
-const pg_op pg_op_vadd = { "vadd", "y = a + b elementwise (fp32)", variants, PG_COUNTOF(variants) };
+const pg_kernel_family pg_kernels_vadd = { "vadd", "y = a + b elementwise (fp32)", variants, PG_COUNTOF(variants) };

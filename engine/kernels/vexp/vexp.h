@@ -27,6 +27,6 @@ void pg_f32_vexp_c(size_t n, const float *x, float *y);
 void pg_f32_vexp_avx2_fma3(size_t n, const float *x, float *y);
 void pg_f32_vexp_neon(size_t n, const float *x, float *y);
 
-extern const pg_op pg_op_vexp;
+extern const pg_kernel_family pg_kernels_vexp;
 
 #endif

@@ -11,4 +11,4 @@ static const pg_variant variants[] = {
     { "f32_vexp_c", "c", 0, (const void *)pg_f32_vexp_c, NULL },
 };
 
-const pg_op pg_op_vexp = { "vexp", "y = exp(x) elementwise (fp32)", variants, PG_COUNTOF(variants) };
+const pg_kernel_family pg_kernels_vexp = { "vexp", "y = exp(x) elementwise (fp32)", variants, PG_COUNTOF(variants) };

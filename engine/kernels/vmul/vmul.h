@@ -17,6 +17,6 @@ void pg_f32_vmul_c(size_t n, const float *a, const float *b, float *y);
 void pg_f32_vmul_avx2(size_t n, const float *a, const float *b, float *y);
 void pg_f32_vmul_neon(size_t n, const float *a, const float *b, float *y);
 
-extern const pg_op pg_op_vmul;
+extern const pg_kernel_family pg_kernels_vmul;
 
 #endif
