@@ -440,7 +440,7 @@ static void usage(void)
            "  --small          small sizes (for runs under emulation; also CHECKASM_SMALL=1)\n"
            "  --list           list every op and variant and whether this CPU runs it\n"
            "  --selftest       prove the harness catches planted faults\n"
-           "  --load=LIB.so --symbol=NAME --op=OP\n"
+           "  --load=LIB.so --symbol=NAME --family=NAME\n"
            "                   check one external function as OP's first variant\n");
 }
 

@@ -1,8 +1,8 @@
-/* external.c - check one function from outside the engine against an op's
+/* external.c - check one function from outside the engine against a kernel family's
  * C reference, with that op's own check (sizes, tolerances, register
  * canaries, guard bytes, crash recovery):
  *
- *   checkasm --load=./kernel.so --symbol=my_vadd --op=vadd [--bench]
+ *   checkasm --load=./kernel.so --symbol=my_vadd --family=vadd [--bench]
  *
  * The notebook's %%peregrine kernel cell assembles a user's routine into a
  * shared library and runs this in a subprocess, so a crash in the user's
@@ -35,8 +35,8 @@ int checkasm_external_arg(const char *a)
         ext.lib_path = a + 7;
     else if (!strncmp(a, "--symbol=", 9))
         ext.symbol = a + 9;
-    else if (!strncmp(a, "--op=", 5))
-        ext.op_name = a + 5;
+    else if (!strncmp(a, "--family=", 9))
+        ext.op_name = a + 9;
     else
         return 0;
     return 1;
@@ -50,7 +50,7 @@ int checkasm_external_enabled(void)
 int checkasm_external_load(int (*has_check)(const char *op))
 {
     if (!ext.lib_path || !ext.symbol || !ext.op_name) {
-        fprintf(stderr, "checkasm: --load, --symbol and --op go together\n");
+        fprintf(stderr, "checkasm: --load, --symbol and --family go together\n");
         return 0;
     }
     ext.op = pg_kernel_family_by_name(ext.op_name);

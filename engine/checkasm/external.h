@@ -5,7 +5,7 @@
 
 #include "../kernels/variant.h"
 
-/* Consumes --load=, --symbol=, --op= (returns 1), else 0. */
+/* Consumes --load=, --symbol=, --family= (returns 1), else 0. */
 int checkasm_external_arg(const char *arg);
 /* 1 when any of the three options was given. */
 int checkasm_external_enabled(void);

@@ -115,7 +115,7 @@ PG_API const char *pg_cpu_level_name(int i);
 /* Every op has one variant table: the single source of truth that dispatch,
  * checkasm, the Python API and the benchmarks all read. */
 typedef struct pg_variant_info {
-    const char *op;             /* "sgemm" */
+    const char *family;         /* the kernel family: "sgemm" */
     const char *name;           /* "f32_gemm_6x16_avx2_fma3" */
     const char *isa;            /* "avx2", "neon", "c" */
     uint64_t    required;       /* pg_cpu_flag bits it needs */

@@ -134,7 +134,7 @@ pg_status pg_variant_get_info(int i, int j, pg_variant_info *out)
         return pg_fail(PG_ERR_INVALID_ARG, "op %s has no variant %d", op->name, j);
     const pg_variant *v = &op->variants[j];
     uint64_t have = pg_cpu_caps_get()->flags, active = pg_cpu_active_flags();
-    out->op = op->name;
+    out->family = op->name;
     out->name = v->name;
     out->isa = v->isa;
     out->required = v->required;
