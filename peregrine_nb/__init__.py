@@ -12,6 +12,7 @@ from .compiled import CompiledModel, compile
 from .cpu import CpuInfo, cpu_info, cpu_levels, cpu_mask, get_cpu_mask, set_cpu_mask
 from .gguf import GGUFFile, load_gguf
 from .graph import Graph
+from .graph_ops import GraphOp, graph_ops
 from .onnx_import import OnnxModel, load_onnx
 from . import models
 from .errors import (
@@ -28,7 +29,7 @@ from .errors import (
 __version__ = _ffi.string(_lib.pg_version()).decode()
 
 __all__ = [
-    "Graph", "compile", "CompiledModel", "load_onnx", "OnnxModel", "load_gguf", "GGUFFile", "models",
+    "Graph", "graph_ops", "GraphOp", "compile", "CompiledModel", "load_onnx", "OnnxModel", "load_gguf", "GGUFFile", "models",
     "CpuInfo", "cpu_info", "cpu_levels", "cpu_mask", "get_cpu_mask", "set_cpu_mask",
     "PeregrineError", "InvalidArgumentError", "UnsupportedError", "ShapeError", "DTypeError",
     "GraphError", "FormatError", "LibraryNotFoundError",

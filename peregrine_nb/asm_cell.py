@@ -1,6 +1,6 @@
 """The machinery behind ``%%peregrine kernel``: a cell of GNU assembly for
-one op's signature, assembled, linked into a shared library, checked against
-the op's C reference by checkasm IN A SUBPROCESS (so a crash in the cell's
+one kernel family's signature, assembled, linked into a shared library,
+checked against the family's C reference by checkasm IN A SUBPROCESS (so a crash in the cell's
 code is a message, never a dead kernel), then benchmarked against the
 built-in variants.
 
@@ -8,7 +8,7 @@ The cell is preprocessed with the engine's assembly header (pg_asm.h:
 PG_FUNC / PG_ENDFUNC / PG_SYM; on x86-64 Intel syntax is already on), with
 PG_FUNC exporting the symbol so checkasm can load it.  Write one routine::
 
-    %%peregrine kernel --op vadd --isa avx2
+    %%peregrine kernel --family vadd --isa avx2
             .text
     PG_FUNC(my_vadd)                 # rdi = n, rsi = a, rdx = b, rcx = y
             test    rdi, rdi
@@ -24,8 +24,9 @@ PG_FUNC exporting the symbol so checkasm can load it.  Write one routine::
     2:      ret
     PG_ENDFUNC(my_vadd)
 
-checkasm runs the op's own check on it: the edge sizes (0, 1, 7, 8, 9, 15,
-16, 17, 31, 32, 33, ...) and random ones, the op's tolerance, canaries in
+checkasm runs the family's own check on it (``checkasm --family=NAME``): the
+edge sizes (0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, ...) and random ones, the
+family's tolerance, canaries in
 the callee-saved registers (rbx, rbp, r12-r15 / x19-x29, d8-d15), a missing
 vzeroupper, guard bytes before and after every buffer, and crash recovery.
 """
@@ -44,7 +45,7 @@ from pathlib import Path
 
 from ._lib import _HERE, bin_path
 
-# The ops a cell may implement, with the C signature its routine must have.
+# The kernel families a cell may implement, with the C signature its routine must have.
 SIGNATURES: dict[str, str] = {
     "vadd": "void f(size_t n, const float *a, const float *b, float *y)   /* y = a + b */",
     "vmul": "void f(size_t n, const float *a, const float *b, float *y)   /* y = a * b */",
@@ -97,7 +98,7 @@ class KernelResult:
     checkasm log) and, when it passed, the benchmark against the built-in
     variants (a DataFrame)."""
 
-    op: str
+    family: str
     isa: str
     symbol: str
     ok: bool
@@ -109,8 +110,8 @@ class KernelResult:
     @property
     def message(self) -> str:
         if self.ok:
-            return f"{self.symbol}: passed checkasm for {self.op} ({self.isa})"
-        return f"{self.symbol}: FAILED checkasm for {self.op}: " + ("; ".join(self.failures[:3]) or "see .log")
+            return f"{self.symbol}: passed checkasm for {self.family} ({self.isa})"
+        return f"{self.symbol}: FAILED checkasm for {self.family}: " + ("; ".join(self.failures[:3]) or "see .log")
 
     def __repr__(self) -> str:
         s = self.message
@@ -212,9 +213,12 @@ def _run_checkasm(args: list[str], timeout: float) -> tuple[int, str, str]:
         return -999, s(e.stdout), s(e.stderr)
 
 
-def check(library: Path, symbol: str, op: str, seed: int = 1, timeout: float = 60) -> tuple[bool, list[str], str]:
-    """checkasm on the routine in a subprocess: (ok, failures, log)."""
-    rc, out, err = _run_checkasm([f"--load={library}", f"--symbol={symbol}", f"--op={op}", f"--seed={seed}"], timeout)
+def check(library: Path, symbol: str, family: str, seed: int = 1,
+          timeout: float = 60) -> tuple[bool, list[str], str]:
+    """checkasm on the routine, as an implementation of the kernel family, in
+    a subprocess: (ok, failures, log)."""
+    rc, out, err = _run_checkasm([f"--load={library}", f"--symbol={symbol}", f"--family={family}",
+                                  f"--seed={seed}"], timeout)
     log = out + err
     failures = list(dict.fromkeys(re.sub(r"^\s*FAIL \S+:\s*", "", ln)
                                   for ln in err.splitlines() if "FAIL" in ln))
@@ -254,17 +258,18 @@ def parse_bench(text: str) -> list[dict]:
 _builtin_bench: dict[str, list[dict]] = {}
 
 
-def benchmark(library: Path, symbol: str, op: str, seed: int = 1, timeout: float = 120):
+def benchmark(library: Path, symbol: str, family: str, seed: int = 1, timeout: float = 120):
     """The routine against the built-in variants and the C reference, timed
     by checkasm --bench on the same data: a DataFrame."""
     import pandas as pd
 
-    _, out, _ = _run_checkasm([f"--load={library}", f"--symbol={symbol}", f"--op={op}", f"--seed={seed}", "--bench"], timeout)
+    _, out, _ = _run_checkasm([f"--load={library}", f"--symbol={symbol}", f"--family={family}",
+                               f"--seed={seed}", "--bench"], timeout)
     mine = parse_bench(out)
-    if op not in _builtin_bench:
-        _, bout, _ = _run_checkasm(["--bench", f"--function={op}", f"--seed={seed}"], timeout)
-        _builtin_bench[op] = parse_bench(bout)
-    rows = [dict(r, yours=True) for r in mine] + [dict(r, yours=False) for r in _builtin_bench[op]]
+    if family not in _builtin_bench:
+        _, bout, _ = _run_checkasm(["--bench", f"--function={family}", f"--seed={seed}"], timeout)
+        _builtin_bench[family] = parse_bench(bout)
+    rows = [dict(r, yours=True) for r in mine] + [dict(r, yours=False) for r in _builtin_bench[family]]
     # the C reference, from any line's time and speed-up
     seen = set()
     for r in list(rows):
@@ -273,20 +278,21 @@ def benchmark(library: Path, symbol: str, op: str, seed: int = 1, timeout: float
         seen.add(r["label"])
         t = r["ns"] * r["speedup_vs_c"]
         scale = r["ns"] / t
-        rows.append({"variant": f"f32_{op}_c (reference)", "label": r["label"], "ns": t, "speedup_vs_c": 1.0,
+        rows.append({"variant": f"f32_{family}_c (reference)", "label": r["label"], "ns": t, "speedup_vs_c": 1.0,
                      "gflops": r["gflops"] * scale if r["gflops"] else None,
                      "gbps": r["gbps"] * scale if r["gbps"] else None, "yours": False})
     df = pd.DataFrame(rows, columns=["variant", "label", "ns", "speedup_vs_c", "gflops", "gbps", "yours"])
     return df.sort_values(["label", "ns"], kind="stable").reset_index(drop=True)
 
 
-def validate(op: str, isa: str) -> str:
-    """The architecture for isa, after checking op and isa make sense here;
-    ValueError (one line) otherwise."""
+def validate(family: str, isa: str) -> str:
+    """The architecture for isa, after checking the kernel family and isa
+    make sense here; ValueError (one line) otherwise."""
     from .cpu import cpu_info
 
-    if op not in SIGNATURES:
-        raise ValueError(f"op {op!r} cannot be written in a cell (supported: {', '.join(SIGNATURES)})")
+    if family not in SIGNATURES:
+        raise ValueError(f"kernel family {family!r} cannot be written in a cell "
+                         f"(supported: {', '.join(SIGNATURES)})")
     if isa not in ISAS:
         raise ValueError(f"unknown ISA {isa!r} (known: {', '.join(ISAS)})")
     arch, needs = ISAS[isa]
@@ -299,13 +305,14 @@ def validate(op: str, isa: str) -> str:
     return arch
 
 
-def run_cell(source: str, op: str, isa: str, bench: bool = True, seed: int = 1,
+def run_cell(source: str, family: str, isa: str, bench: bool = True, seed: int = 1,
              timeout: float = 60) -> KernelResult:
-    """Assemble, check (in a subprocess) and benchmark one kernel cell."""
-    arch = validate(op, isa)
+    """Assemble, check (in a subprocess) and benchmark one kernel cell that
+    implements a kernel family."""
+    arch = validate(family, isa)
     library, symbol = assemble(source, arch)
-    ok, failures, log = check(library, symbol, op, seed=seed, timeout=timeout)
-    res = KernelResult(op=op, isa=isa, symbol=symbol, ok=ok, failures=failures, log=log, library=str(library))
+    ok, failures, log = check(library, symbol, family, seed=seed, timeout=timeout)
+    res = KernelResult(family=family, isa=isa, symbol=symbol, ok=ok, failures=failures, log=log, library=str(library))
     if ok and bench:
-        res.bench = benchmark(library, symbol, op, seed=seed)
+        res.bench = benchmark(library, symbol, family, seed=seed)
     return res

@@ -94,6 +94,31 @@ class CompiledModel:
 
     __call__ = run
 
+    # -- the kernels it is bound to -------------------------------------------
+    @property
+    def stale(self) -> bool:
+        """True when the CPU mask has changed since the model was bound to its
+        kernels: it keeps running those (this CPU has them) until :meth:`rebind`."""
+        return bool(lib.pg_model_is_stale(self._m))
+
+    def rebind(self) -> "CompiledModel":
+        """Bind every step again under the current CPU mask: the variants it
+        selects now, the weights re-packed for the new SGEMM panel width, the
+        memory planned anew.  Returns the model."""
+        check(lib.pg_model_rebind(self._m))
+        return self
+
+    @property
+    def kernels(self) -> list[dict[str, str]]:
+        """Per step that runs kernels from variant tables: node, op_type and the
+        variants it is bound to (``kernel=`` entries of the step's detail)."""
+        out = []
+        for s in self.steps:
+            names = [w.split("=", 1)[1] for w in s["detail"].split() if w.startswith("kernel=")]
+            if names:
+                out.append({"node": s["node"], "op_type": s["op_type"], "kernels": names})
+        return out
+
     # -- the plan and the steps ---------------------------------------------
     @property
     def memory_plan(self):

@@ -30,7 +30,8 @@ def _flag_names(bits: int) -> list[str]:
 
 @dataclass(frozen=True)
 class CpuInfo:
-    """The detected CPU, the mask in force and what each op dispatches to."""
+    """The detected CPU, the mask in force and what each kernel family
+    dispatches to (``dispatch``: family name -> variant name)."""
 
     arch: str
     vendor: str
@@ -59,7 +60,7 @@ class CpuInfo:
             lines.append(f"masked   {' '.join(masked)}")
         lines.append("caches   " + ", ".join(f"{k} {_kib(v)}" for k, v in self.caches.items()))
         if self.dispatch:
-            lines.append("dispatch " + ", ".join(f"{op}: {v}" for op, v in self.dispatch.items()))
+            lines.append("dispatch " + ", ".join(f"{family}: {v}" for family, v in self.dispatch.items()))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -78,7 +79,7 @@ class CpuInfo:
         ]
         if self.dispatch:
             rows.append(("Kernels", "<br>".join(
-                f"{html.escape(op)} → <code>{html.escape(v)}</code>" for op, v in self.dispatch.items())))
+                f"{html.escape(family)} → <code>{html.escape(v)}</code>" for family, v in self.dispatch.items())))
         body = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{k}</th><td style='text-align:left'>{v}</td></tr>" for k, v in rows)
         return f"<table>{body}</table>"
 
@@ -95,9 +96,9 @@ def cpu_info() -> CpuInfo:
     check(lib.pg_cpu_get_info(ci))
     dispatch = {}
     info = ffi.new("pg_variant_info *")
-    for op in range(lib.pg_kernel_family_count()):
-        check(lib.pg_variant_get_info(op, lib.pg_variant_selected(op), info))
-        dispatch[cstr(lib.pg_kernel_family_name(op))] = cstr(info.name)
+    for i in range(lib.pg_kernel_family_count()):
+        check(lib.pg_variant_get_info(i, lib.pg_variant_selected(i), info))
+        dispatch[cstr(info.family)] = cstr(info.name)
     return CpuInfo(
         arch=cstr(ci.arch),
         vendor=cstr(ci.vendor),

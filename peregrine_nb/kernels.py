@@ -1,14 +1,18 @@
-"""The kernels, one op at a time, on numpy arrays.
+"""The kernels, one kernel family at a time, on numpy arrays.
 
-Every op has one variant table in C (best first, the C reference last); this
-module reads it, runs an op with a chosen variant, and races variants.
+Every kernel family (sgemm, gemv, vexp, softmax, ...; not to be confused
+with the graph ops MatMul, Add, ...) has one variant table in C (best first,
+the C reference last); this module reads it, runs a family's kernel with a
+chosen variant, and races variants.
 
 >>> import numpy as np
 >>> from peregrine_nb import kernels
 >>> a = np.ones((4, 8), np.float32); b = np.ones((8, 3), np.float32)
 >>> kernels.sgemm(a, b)[0, 0]
 8.0
->>> "sgemm" in set(kernels.variants().op)
+>>> "sgemm" in kernels.families()
+True
+>>> "sgemm" in set(kernels.variants().family)
 True
 """
 from __future__ import annotations
@@ -27,62 +31,69 @@ ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2}
 
 # ---- the variant tables ----------------------------------------------------
 
-def ops() -> list[str]:
-    """Names of every op with a variant table."""
+def families() -> list[str]:
+    """Names of every kernel family (each has a variant table)."""
     return [cstr(lib.pg_kernel_family_name(i)) for i in range(lib.pg_kernel_family_count())]
 
 
-def variants(op: str | None = None):
-    """A DataFrame of every variant: op, variant, isa, runnable here, allowed
-    by the mask (active), and the one dispatch selects."""
+def _unknown_family(family: str) -> InvalidArgumentError:
+    return InvalidArgumentError(f"unknown kernel family '{family}' (known: {', '.join(families())})")
+
+
+def variants(family: str | None = None):
+    """A DataFrame of every variant (or of one kernel family's): family,
+    variant, isa, runnable here, allowed by the mask (active), and the one
+    dispatch selects."""
     import pandas as pd
 
     rows = []
     info = ffi.new("pg_variant_info *")
     for i in range(lib.pg_kernel_family_count()):
         name = cstr(lib.pg_kernel_family_name(i))
-        if op is not None and name != op:
+        if family is not None and name != family:
             continue
         for j in range(lib.pg_variant_count(i)):
             check(lib.pg_variant_get_info(i, j, info))
             rows.append({
-                "op": name,
+                "family": cstr(info.family),
                 "variant": cstr(info.name),
                 "isa": cstr(info.isa),
                 "runnable": bool(info.runnable),
                 "active": bool(info.active),
                 "selected": bool(info.selected),
             })
-    if op is not None and not rows:
-        raise InvalidArgumentError(f"unknown op '{op}' (known: {', '.join(ops())})")
-    return pd.DataFrame(rows, columns=["op", "variant", "isa", "runnable", "active", "selected"])
+    if family is not None and not rows:
+        raise _unknown_family(family)
+    return pd.DataFrame(rows, columns=["family", "variant", "isa", "runnable", "active", "selected"])
 
 
-def _op_index(op: str) -> int:
-    i = lib.pg_kernel_family_find(op.encode())
+def _family_index(family: str) -> int:
+    i = lib.pg_kernel_family_find(family.encode())
     if i < 0:
-        raise InvalidArgumentError(f"unknown op '{op}' (known: {', '.join(ops())})")
+        raise _unknown_family(family)
     return i
 
 
-def variant_index(op: str, variant: str | int | None) -> int:
-    """-1 (dispatch) for None, else the index of a variant given by name or index."""
+def variant_index(family: str, variant: str | int | None) -> int:
+    """-1 (dispatch) for None, else the index of one of the kernel family's
+    variants, given by name or index."""
     if variant is None:
         return -1
-    i = _op_index(op)
+    i = _family_index(family)
     if isinstance(variant, (int, np.integer)):
         if not 0 <= variant < lib.pg_variant_count(i):
-            raise InvalidArgumentError(f"{op} has no variant {variant}")
+            raise InvalidArgumentError(f"{family} has no variant {variant}")
         return int(variant)
     j = lib.pg_variant_find(i, variant.encode())
     if j < 0:
-        names = ", ".join(variants(op).variant)
-        raise InvalidArgumentError(f"{op} has no variant '{variant}' (it has: {names})")
+        names = ", ".join(variants(family).variant)
+        raise InvalidArgumentError(f"{family} has no variant '{variant}' (it has: {names})")
     return j
 
 
-def runnable_variants(op: str) -> list[str]:
-    df = variants(op)
+def runnable_variants(family: str) -> list[str]:
+    """The kernel family's variants this CPU can run, best first."""
+    df = variants(family)
     return list(df[df.runnable].variant)
 
 
@@ -207,8 +218,9 @@ def gemv(x: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None,
     return y
 
 
-# ---- elementwise and row ops --------------------------------------------------------
+# ---- elementwise and row kernels ----------------------------------------------------
 
+# The elementwise function names unary() / binary() take -> their kernel family.
 UNARY_OPS = {"exp": "vexp", "sigmoid": "sigmoid", "silu": "silu", "tanh": "tanh",
              "gelu": "gelu_erf", "gelu_erf": "gelu_erf", "gelu_tanh": "gelu_tanh"}
 BINARY_OPS = {"add": "vadd", "mul": "vmul"}
@@ -223,8 +235,8 @@ def unary(op: str, x: np.ndarray, variant: str | int | None = None) -> np.ndarra
     if x.ndim == 2 and x.shape[0] > 1 and x.strides[0] != 4 * x.shape[1]:
         raise InvalidArgumentError("x must be contiguous")
     y = np.empty_like(x)
-    table = UNARY_OPS[op]
-    check(lib.pg_kernel_unary(table.encode(), variant_index(table, variant), x.size, _ptr(x), _wptr(y)))
+    family = UNARY_OPS[op]
+    check(lib.pg_kernel_unary(family.encode(), variant_index(family, variant), x.size, _ptr(x), _wptr(y)))
     return y
 
 
@@ -244,8 +256,8 @@ def binary(op: str, a: np.ndarray, b: np.ndarray, variant: str | int | None = No
     else:
         raise ShapeError(f"b {b.shape} neither matches a {a.shape} nor is one row of {cols}")
     y = np.empty_like(a)
-    table = BINARY_OPS[op]
-    check(lib.pg_kernel_binary(op.encode(), variant_index(table, variant), rows, cols,
+    family = BINARY_OPS[op]
+    check(lib.pg_kernel_binary(op.encode(), variant_index(family, variant), rows, cols,
                                _ptr(a), _ptr(b), stride, _wptr(y)))
     return y
 
@@ -316,7 +328,7 @@ def measure_peak(threads: int = 1) -> dict[str, float]:
 
 # ---- racing variants --------------------------------------------------------------
 
-# What benchmark() can run, with a default shape and what the numbers mean.
+# The kernel families benchmark() can run, with a default shape and what the numbers mean.
 BENCH_SHAPES = {
     "sgemm": ("256x256x256, 128x384x384", "M x N x K"),
     "gemv": ("4096x4096, 384x384", "N x K"),
@@ -326,7 +338,7 @@ BENCH_SHAPES = {
     **{t: ("65536", "n") for t in ("vexp", "sigmoid", "silu", "tanh", "gelu_erf", "gelu_tanh",
                                    "vadd", "vmul")},
 }
-BENCH_OPS = tuple(BENCH_SHAPES)
+BENCH_FAMILIES = tuple(BENCH_SHAPES)
 
 
 def _median_seconds(fn: Callable[[], object], repeat: int, min_time: float) -> float:
@@ -344,59 +356,63 @@ def _median_seconds(fn: Callable[[], object], repeat: int, min_time: float) -> f
     return statistics.median(times)
 
 
-def _case(op: str, shape: Sequence[int], variant: str, threads: int | None, rng):
-    """A callable running op once on random data, with its flops and bytes."""
-    if op == "sgemm":
+def _case(family: str, shape: Sequence[int], variant: str, threads: int | None, rng):
+    """A callable running one kernel of the family once on random data, with
+    its flops and bytes."""
+    if family == "sgemm":
         M, N, K = shape
         a = rng.standard_normal((M, K), dtype=np.float32)
         packed = pack(rng.standard_normal((K, N), dtype=np.float32), variant)
         c = np.empty((M, N), np.float32)
         return (lambda: sgemm(a, packed, threads=threads, out=c)), 2.0 * M * N * K, 4.0 * (M * K + K * N + M * N)
-    if op == "gemv":
+    if family == "gemv":
         N, K = shape
         x = rng.standard_normal(K, dtype=np.float32)
         b = rng.standard_normal((K, N), dtype=np.float32)
         return (lambda: gemv(x, b, variant=variant)), 2.0 * N * K, 4.0 * (K * N + K + N)
-    if op in ("softmax", "layernorm", "rmsnorm"):
+    if family in ("softmax", "layernorm", "rmsnorm"):
         rows, cols = shape
         x = rng.standard_normal((rows, cols), dtype=np.float32)
         g = rng.standard_normal(cols, dtype=np.float32)
         run = {"softmax": lambda: softmax(x, variant=variant),
                "layernorm": lambda: layernorm(x, g, g, variant=variant),
-               "rmsnorm": lambda: rmsnorm(x, g, variant=variant)}[op]
+               "rmsnorm": lambda: rmsnorm(x, g, variant=variant)}[family]
         return run, 5.0 * rows * cols, 8.0 * rows * cols
-    unary_tables = {t: name for name, t in UNARY_OPS.items()}
-    if op in unary_tables or op in BINARY_OPS.values():
+    unary_families = {t: name for name, t in UNARY_OPS.items()}
+    if family in unary_families or family in BINARY_OPS.values():
         (n,) = shape
         x = rng.standard_normal(n, dtype=np.float32)
-        if op in unary_tables:
-            return (lambda: unary(unary_tables[op], x, variant=variant)), 1.0 * n, 8.0 * n
-        name = {t: k for k, t in BINARY_OPS.items()}[op]
+        if family in unary_families:
+            return (lambda: unary(unary_families[family], x, variant=variant)), 1.0 * n, 8.0 * n
+        name = {t: k for k, t in BINARY_OPS.items()}[family]
         return (lambda: binary(name, x, x, variant=variant)), 1.0 * n, 12.0 * n
-    raise InvalidArgumentError(f"benchmark does not know how to run '{op}' (known: {', '.join(ops())})")
+    raise InvalidArgumentError(f"benchmark does not know how to run kernel family '{family}' "
+                               f"(it runs: {', '.join(BENCH_FAMILIES)})")
 
 
-def benchmark(op: str, shapes: Iterable[Sequence[int]], variants: Iterable[str] | None = None,
+def benchmark(family: str, shapes: Iterable[Sequence[int]], variants: Iterable[str] | None = None,
               threads: int | None = None, repeat: int = 5, min_time: float = 0.02,
               progress: Callable[[int, int], None] | None = None):
-    """Race the variants of op on each shape (interleaved, median of `repeat`
-    batches); returns a DataFrame with seconds, GFLOP/s, GB/s and the speed-up
-    over the C reference.  Shapes: sgemm (M, N, K); gemv (N, K); softmax and
-    the norms (rows, cols); elementwise tables such as vexp or vadd (n,)."""
+    """Race the variants of a kernel family on each shape (interleaved,
+    median of `repeat` batches); returns a DataFrame, one row per (shape,
+    variant): family, shape, variant, threads, seconds, GFLOP/s, GB/s,
+    intensity and the speed-up over the C reference.  Shapes: sgemm (M, N,
+    K); gemv (N, K); softmax and the norms (rows, cols); elementwise
+    families such as vexp or vadd (n,)."""
     import pandas as pd
 
-    names = list(variants) if variants is not None else runnable_variants(op)
+    names = list(variants) if variants is not None else runnable_variants(family)
     for n in names:
-        variant_index(op, n)
+        variant_index(family, n)
     shapes = [tuple(int(d) for d in s) for s in shapes]
     rng = np.random.default_rng(0)
     rows = []
     total, done = len(shapes) * len(names), 0
     for shape in shapes:
         for name in names:
-            fn, flops, nbytes = _case(op, shape, name, threads, rng)
+            fn, flops, nbytes = _case(family, shape, name, threads, rng)
             t = _median_seconds(fn, repeat, min_time)
-            rows.append({"op": op, "shape": "x".join(map(str, shape)), "variant": name,
+            rows.append({"family": family, "shape": "x".join(map(str, shape)), "variant": name,
                          "threads": threads or lib.pg_get_num_threads(), "seconds": t,
                          "gflops": flops / t / 1e9, "gbps": nbytes / t / 1e9,
                          "intensity": flops / nbytes})

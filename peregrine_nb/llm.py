@@ -95,6 +95,26 @@ class LLM:
         """Empty the KV cache."""
         check(lib.pg_llm_reset(self._h))
 
+    # -- the kernels it is bound to --
+
+    @property
+    def stale(self) -> bool:
+        """True when the CPU mask has changed since the decoder was bound to its
+        kernels (it keeps running those until :meth:`rebind`)."""
+        return bool(lib.pg_llm_is_stale(self._h))
+
+    def rebind(self) -> "LLM":
+        """Bind the decoder's kernels again under the current CPU mask."""
+        check(lib.pg_llm_rebind(self._h))
+        return self
+
+    def bound_kernel(self, family: str) -> str:
+        """The variant the decoder runs for a kernel family ("qgemv_q4_1")."""
+        name = lib.pg_llm_bound_kernel(self._h, family.encode())
+        if name == ffi.NULL:
+            check(lib.pg_last_status())
+        return ffi.string(name).decode()
+
     def eval(self, ids: Sequence[int], logits_all: bool = False) -> np.ndarray:
         """Append ids to the cache; the logits of the last token ([n_vocab]),
         or of every token ([len(ids), n_vocab]) with logits_all."""

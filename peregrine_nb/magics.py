@@ -7,13 +7,13 @@ Line magics::
                              [--shape NAME=DIMS ...] [--threads N] [-o VAR]
     %peregrine passes MODEL [--graph GRAPHVAR] [-o VAR]
     %peregrine memory MODEL [--graph GRAPHVAR] [-o VAR]
-    %peregrine bench OP [--shape DIMS ...] [--variants V,...] [--threads N] [--run] [-o VAR]
+    %peregrine bench FAMILY [--shape DIMS ...] [--variants V,...] [--threads N] [--run] [-o VAR]
 
 Cell magics::
 
     %%peregrine graph [--level N] [--disable PASS,...] [--planner P] [--seed N]
                       [--show report|passes|memory] [-o VAR] [-g GRAPHVAR]
-    %%peregrine kernel --op OP --isa ISA [--no-bench] [--seed N] [--timeout S] [-o VAR]
+    %%peregrine kernel --family NAME --isa ISA [--no-bench] [--seed N] [--timeout S] [-o VAR]
 
 Every magic returns a rich object (displayed when it ends the cell) and
 ``-o VAR`` stores it in the notebook's namespace.  A bad argument is one
@@ -54,7 +54,7 @@ def _compile_opts(p) -> None:
 def _build_parsers() -> dict[str, magic_arguments.MagicArgumentParser]:
     ps = {}
     p = ps["cpu"] = _parser("peregrine cpu", "the CPU panel: flags, vector width, caches, "
-                            "the variant each op dispatches to, the mask in force")
+                            "the variant each kernel family dispatches to, the mask in force")
     _out(p)
     p = ps["compile"] = _parser("peregrine compile", "compile a model and show the report")
     p.add_argument("model", metavar="MODEL", help="an .onnx path, a Graph, or a variable holding one")
@@ -72,8 +72,9 @@ def _build_parsers() -> dict[str, magic_arguments.MagicArgumentParser]:
     p.add_argument("--graph", metavar="GRAPHVAR", default=None,
                    help="the Graph MODEL was compiled from (lets the viewer recompile)")
     _out(p)
-    p = ps["bench"] = _parser("peregrine bench", "the kernel comparison: race an op's variants")
-    p.add_argument("op", metavar="OP", help="sgemm (shapes MxNxK) or gemv (NxK)")
+    p = ps["bench"] = _parser("peregrine bench", "the kernel comparison: race a kernel family's variants")
+    p.add_argument("family", metavar="FAMILY",
+                   help="a kernel family: sgemm (shapes MxNxK), gemv (NxK), softmax, vexp, ...")
     p.add_argument("--shape", action="append", default=[], metavar="DIMS", help="e.g. 256x256x256; repeatable")
     p.add_argument("--variants", default=None, metavar="V,...", help="variants to race (default: all runnable)")
     p.add_argument("--threads", type=int, default=1, metavar="N")
@@ -87,9 +88,10 @@ def _build_parsers() -> dict[str, magic_arguments.MagicArgumentParser]:
                    help="what to show: the compile report, the fusion stepper or the memory viewer")
     p.add_argument("-g", "--graph", metavar="GRAPHVAR", default=None, help="also store the Graph as GRAPHVAR")
     _out(p)
-    p = ps["kernel"] = _parser("%peregrine kernel", "assemble the cell's routine, check it against the op's "
-                               "C reference in a subprocess, benchmark it")
-    p.add_argument("--op", required=True, help="the op it implements (see peregrine_nb.asm_cell.SIGNATURES)")
+    p = ps["kernel"] = _parser("%peregrine kernel", "assemble the cell's routine, check it against the kernel "
+                               "family's C reference in a subprocess, benchmark it")
+    p.add_argument("--family", required=True, metavar="NAME",
+                   help="the kernel family it implements (see peregrine_nb.asm_cell.SIGNATURES)")
     p.add_argument("--isa", required=True, help="avx2, avx2_fma3, sse2, avx, neon, ...")
     p.add_argument("--no-bench", action="store_true", help="check only")
     p.add_argument("--seed", type=int, default=1)
@@ -127,7 +129,7 @@ class PeregrineMagics(Magics):
         """Peregrine in the notebook.
 
         %peregrine cpu [-o VAR]
-            The CPU panel: flags, vector width, caches, variant per op, mask.
+            The CPU panel: flags, vector width, caches, variant per kernel family, mask.
         %peregrine compile MODEL [--level N] [--disable PASS,...] [--planner P]
                                  [--shape NAME=DIMS ...] [--threads N] [-o VAR]
             Compile an ONNX file, a Graph or a variable holding one; shows the report.
@@ -136,8 +138,9 @@ class PeregrineMagics(Magics):
         %peregrine memory MODEL [--graph GRAPHVAR] [-o VAR]
             The memory pool viewer: tensors in the arena over the execution steps
             (--graph names the source Graph, so the planner menu can recompile).
-        %peregrine bench OP [--shape DIMS ...] [--variants V,...] [--threads N] [--run] [-o VAR]
-            The kernel comparison: GFLOP/s per variant and a roofline.
+        %peregrine bench FAMILY [--shape DIMS ...] [--variants V,...] [--threads N] [--run] [-o VAR]
+            The kernel comparison: a kernel family's variants raced, GFLOP/s
+            per variant and a roofline.
         %%peregrine graph [--level N] [--disable ...] [--planner P] [--seed N]
                           [--show report|passes|memory] [-o VAR] [-g GRAPHVAR]
             The cell is a graph in a small text form, e.g.
@@ -147,11 +150,12 @@ class PeregrineMagics(Magics):
                 y = Softmax(h, axis=-1)
                 output y
             (full grammar: help(peregrine_nb.graph_cell)); it is built and compiled.
-        %%peregrine kernel --op OP --isa ISA [--no-bench] [--seed N] [--timeout S] [-o VAR]
-            The cell is GNU assembly for one op's routine (PG_FUNC(name) ...
-            PG_ENDFUNC(name)); it is assembled, checked against the C reference
-            by checkasm in a subprocess and benchmarked against the built-in
-            variants.  Ops and signatures: peregrine_nb.asm_cell.SIGNATURES.
+        %%peregrine kernel --family NAME --isa ISA [--no-bench] [--seed N] [--timeout S] [-o VAR]
+            The cell is GNU assembly for one kernel family's routine
+            (PG_FUNC(name) ... PG_ENDFUNC(name)); it is assembled, checked
+            against the C reference by checkasm in a subprocess and benchmarked
+            against the built-in variants.  Families and signatures:
+            peregrine_nb.asm_cell.SIGNATURES.
 
         -o VAR stores the result (a rich object) in the namespace.
         """
@@ -280,31 +284,32 @@ class PeregrineMagics(Magics):
     def _bench(self, args, cell):
         from .widgets import KernelComparison, bench_ops, parse_shapes
 
-        if args.op not in bench_ops():
-            raise UsageError(f"bench: op {args.op!r} cannot be benchmarked (choose from {', '.join(bench_ops())})")
+        if args.family not in bench_ops():
+            raise UsageError(f"bench: kernel family {args.family!r} cannot be benchmarked "
+                             f"(choose from {', '.join(bench_ops())})")
         shapes = None
         if args.shape:
             try:
                 shapes = parse_shapes(", ".join(args.shape))
             except ValueError as e:
                 raise UsageError(f"bench: {e}") from None
-            want = 3 if args.op == "sgemm" else 2
+            want = 3 if args.family == "sgemm" else 2
             bad = [s for s in shapes if len(s) != want]
             if bad:
-                raise UsageError(f"bench: {args.op} shapes have {want} dimensions "
+                raise UsageError(f"bench: {args.family} shapes have {want} dimensions "
                                  f"({'MxNxK' if want == 3 else 'NxK'}), not {'x'.join(map(str, bad[0]))}")
         variants = None
         if args.variants:
             from . import kernels
 
             variants = [v.strip() for v in args.variants.split(",") if v.strip()]
-            known = kernels.runnable_variants(args.op)
+            known = kernels.runnable_variants(args.family)
             unknown = [v for v in variants if v not in known]
             if unknown:
-                raise UsageError(f"bench: {args.op} has no runnable variant {unknown[0]!r} (it has: {', '.join(known)})")
+                raise UsageError(f"bench: {args.family} has no runnable variant {unknown[0]!r} (it has: {', '.join(known)})")
         if args.threads < 1:
             raise UsageError("bench: --threads must be at least 1")
-        w = KernelComparison(args.op, shapes=shapes, variants=variants, threads=args.threads)
+        w = KernelComparison(args.family, shapes=shapes, variants=variants, threads=args.threads)
         if args.run:
             w.run()
         return w
@@ -330,7 +335,7 @@ class PeregrineMagics(Magics):
         from .asm_cell import KernelBuildError, run_cell
 
         try:
-            return run_cell(cell, args.op, args.isa, bench=not args.no_bench, seed=args.seed,
+            return run_cell(cell, args.family, args.isa, bench=not args.no_bench, seed=args.seed,
                             timeout=args.timeout)
         except KernelBuildError as e:
             raise UsageError(str(e)) from None

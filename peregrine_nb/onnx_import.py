@@ -31,32 +31,23 @@ import numpy as np
 from .compiled import CompiledModel, compile as _compile
 from .errors import FormatError, ShapeError, UnsupportedError
 from .graph import Graph
+from .graph_ops import onnx_ops
 
 MIN_OPSET = 13
 
 # ONNX op type -> the highest since_version whose semantics the importer and
-# engine implement.  A node whose resolved schema version is newer than this
-# is reported as unsupported (its meaning may have changed).  Versions after
-# 21 listed here changed only the element types the op accepts.
-SUPPORTED_OPS: dict[str, int] = {
-    "Abs": 13, "Add": 14, "And": 7, "Cast": 28, "Concat": 13, "Constant": 25,
-    "ConstantOfShape": 25, "Div": 14, "Dropout": 22, "Equal": 19, "Erf": 13, "Exp": 13,
-    "Expand": 13, "Flatten": 25, "Gather": 13, "Gelu": 20, "Gemm": 13, "Greater": 13,
-    "GreaterOrEqual": 16, "Identity": 25, "LayerNormalization": 17, "Less": 13,
-    "LessOrEqual": 16, "Log": 13, "MatMul": 13, "Mul": 14, "Neg": 13, "Not": 1, "Or": 7,
-    "Pow": 15, "Reciprocal": 13, "ReduceMean": 18, "ReduceSum": 13, "Relu": 14,
-    "Reshape": 25, "RMSNormalization": 23, "Shape": 25, "Sigmoid": 13, "Slice": 13,
-    "Softmax": 13, "Split": 18, "Sqrt": 13, "Squeeze": 25, "Sub": 14, "Tanh": 13,
-    "Transpose": 25, "Unsqueeze": 25, "Where": 16,
-}
-
-# Input slots whose VALUE decides output shapes: the engine needs them at
-# compile time.  A graph input feeding one is compiled as a constant (its
-# value given to load_onnx(values=...), or taken from the feeds by OnnxModel).
-VALUE_SLOTS: dict[str, tuple[int, ...]] = {
-    "Reshape": (1,), "Expand": (1,), "Slice": (1, 2, 3, 4), "Split": (1,), "Squeeze": (1,),
-    "Unsqueeze": (1,), "ReduceMean": (1,), "ReduceSum": (1,), "ConstantOfShape": (0,),
-}
+# engine implement, and the input slots whose VALUE decides output shapes
+# (the engine needs them at compile time: a graph input feeding one is
+# compiled as a constant, its value given to load_onnx(values=...) or taken
+# from the feeds by OnnxModel).  Both come from the engine's op table
+# (engine/graph/opdefs.def, peregrine_nb.graph_ops), the one list that the
+# IR, shape inference, the executor, the tests and the docs read.  A node
+# whose resolved schema version is newer is reported as unsupported (its
+# meaning may have changed); versions after 21 in the table changed only the
+# element types the op accepts.
+SUPPORTED_OPS: dict[str, int] = {name: op.onnx_version for name, op in onnx_ops().items()}
+VALUE_SLOTS: dict[str, tuple[int, ...]] = {name: op.value_inputs for name, op in onnx_ops().items()
+                                           if op.value_inputs}
 
 # ONNX TensorProto element type -> numpy dtype the engine handles
 _ELEM = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 11: np.float64}
@@ -332,14 +323,6 @@ class _Parsed:
         if len(outputs) > 1 and outputs[1]:
             return "the mask output"
         return None
-
-    def _op_GreaterOrEqual(self, name, inputs, outputs, attrs):
-        self._emit("Less", name + "/lt", inputs, [outputs[0] + "/lt"])
-        self._emit("Not", name, [outputs[0] + "/lt"], outputs)
-
-    def _op_LessOrEqual(self, name, inputs, outputs, attrs):
-        self._emit("Greater", name + "/gt", inputs, [outputs[0] + "/gt"])
-        self._emit("Not", name, [outputs[0] + "/gt"], outputs)
 
     def _op_LayerNormalization(self, name, inputs, outputs, attrs):
         if len([o for o in outputs if o]) > 1:

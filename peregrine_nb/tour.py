@@ -2,7 +2,7 @@
 
     peregrine-nb tour [--html FILE] [--quick]
 
-1. the CPU and the kernel variant each op dispatches to;
+1. the CPU and the kernel variant each kernel family dispatches to;
 2. the kernel variants raced against each other and the C reference;
 3. a model compiled pass by pass, with what each pass changed and why;
 4. its memory plan drawn as text (one row per step, one letter per buffer);
@@ -48,23 +48,23 @@ def section_cpu() -> Section:
 def section_kernels(quick: bool) -> Section:
     repeat, min_time = (3, 0.005) if quick else (5, 0.02)
     parts, figures = [], []
-    for op, shapes in [("sgemm", [(128, 384, 384)] if quick else [(128, 384, 384), (256, 256, 256)]),
-                       ("softmax", [(128, 128)]), ("layernorm", [(128, 384)]), ("gelu_erf", [(65536,)])]:
-        df = kernels.benchmark(op, shapes, repeat=repeat, min_time=min_time, threads=1)
-        metric = "gflops" if op == "sgemm" else "gbps"
-        parts.append(f"{op}:\n" + _table(df, ["shape", "variant", "seconds", metric, "speedup_vs_c"],
+    for family, shapes in [("sgemm", [(128, 384, 384)] if quick else [(128, 384, 384), (256, 256, 256)]),
+                           ("softmax", [(128, 128)]), ("layernorm", [(128, 384)]), ("gelu_erf", [(65536,)])]:
+        df = kernels.benchmark(family, shapes, repeat=repeat, min_time=min_time, threads=1)
+        metric = "gflops" if family == "sgemm" else "gbps"
+        parts.append(f"{family}:\n" + _table(df, ["shape", "variant", "seconds", metric, "speedup_vs_c"],
                                          "{:.3g}"))
-        figures.append(_bar_figure(df, op, metric))
+        figures.append(_bar_figure(df, family, metric))
     return Section("Kernel variants raced (1 thread, medians)", "\n\n".join(parts), figures)
 
 
-def _bar_figure(df, op, metric):
+def _bar_figure(df, family, metric):
     try:
         import plotly.graph_objects as go
     except ImportError:
         return None
     fig = go.Figure(go.Bar(x=df["variant"] + " " + df["shape"], y=df[metric]))
-    fig.update_layout(title=f"{op}: {metric}", height=320, margin=dict(l=40, r=10, t=40, b=80))
+    fig.update_layout(title=f"{family}: {metric}", height=320, margin=dict(l=40, r=10, t=40, b=80))
     return fig
 
 

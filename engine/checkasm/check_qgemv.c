@@ -246,7 +246,7 @@ void checkasm_check_qgemv(void)
 
     for (int t = 0; t < 3; t++) {
         int wtype = wtypes[t], atype = pg_qgemv_act_type(wtype);
-        const pg_kernel_family *op = pg_qgemv_op(wtype);
+        const pg_kernel_family *op = pg_qgemv_family(wtype);
         size_t wb = (size_t)pg_ggml_traits(wtype)->bytes, xb = (size_t)pg_ggml_traits(atype)->bytes;
         uint8_t *W = checkasm_alloc(maxN * (maxK / 32 * wb + 64));
         uint8_t *x = checkasm_alloc(maxK / 32 * xb);
@@ -318,7 +318,7 @@ void checkasm_check_qgemm(void)
 
     for (int t = 0; t < 3; t++) {
         int wtype = wtypes[t], atype = pg_qgemv_act_type(wtype);
-        const pg_kernel_family *op = pg_qgemm_op(wtype);
+        const pg_kernel_family *op = pg_qgemm_family(wtype);
         size_t wb = (size_t)pg_ggml_traits(wtype)->bytes, xb = (size_t)pg_ggml_traits(atype)->bytes;
         uint8_t *W = checkasm_alloc(maxN * (maxK / 32 * wb + 64));
         uint8_t *X = checkasm_alloc(maxM * (maxK / 32 * xb + 64));

@@ -730,6 +730,14 @@ PG_API int32_t pg_llm_vocab(const pg_llm *m);
 PG_API const pg_tokenizer *pg_llm_tokenizer(const pg_llm *m);
 /* Empty the KV cache (n_past = 0) and the speed counters. */
 PG_API pg_status pg_llm_reset(pg_llm *m);
+/* The decoder's kernels are bound at load under the CPU mask then; after a
+ * mask change pg_llm_is_stale is 1 (it still runs the bound ones) until
+ * pg_llm_rebind binds them anew.  pg_llm_bound_kernel: the variant name it
+ * runs for a kernel family ("qgemv_q4_1" -> "q4_1_gemv_4row_avx2"), NULL
+ * and an error for a family it does not use. */
+PG_API pg_status pg_llm_rebind(pg_llm *m);
+PG_API int pg_llm_is_stale(const pg_llm *m);
+PG_API const char *pg_llm_bound_kernel(const pg_llm *m, const char *family);
 /* Run ids[0..n) at positions n_past.. and append them to the cache.
  * logits: NULL, or n_vocab floats for the last token (all = 0), or
  * n * n_vocab floats, one row per token (all = 1).  The last token's logits

@@ -22,6 +22,15 @@
 #include <stdint.h>
 
 #include "peregrine.h"
+#include "../kernels/variant.h"
+
+/* The kernels the decoder is bound to (llm_bind.c), by role. */
+enum llm_kernel_role {
+    LLM_K_QUANTIZE_Q8_0, LLM_K_QUANTIZE_Q8_1, LLM_K_SILU, LLM_K_VADD, LLM_K_VMUL, LLM_K_SOFTMAX,
+    LLM_K_QGEMV_Q4_0, LLM_K_QGEMV_Q4_1, LLM_K_QGEMV_Q8_0,
+    LLM_K_QGEMM_Q4_0, LLM_K_QGEMM_Q4_1, LLM_K_QGEMM_Q8_0,
+    LLM_K_COUNT
+};
 
 /* A weight matrix in GGUF layout: N rows of K elements (nn.Linear), each row
  * row_bytes of quantised blocks, read in place from the mapping. */
@@ -93,6 +102,9 @@ struct pg_llm {
     llm_step *steps;
     int n_steps;
 
+    const pg_variant *kern[LLM_K_COUNT];  /* bound at load / rebind */
+    uint64_t bound_flags;                 /* the CPU flags the mask allowed then */
+
     /* per-run state the steps read */
     int run_n, run_pos;
     float *run_logits;           /* where LLM_HEAD writes */
@@ -102,16 +114,22 @@ struct pg_llm {
     int64_t n_prefill, n_decode;
 };
 
+/* llm_bind.c: selects every role's variant under the current mask; the
+ * role of a weight type's GEMV / GEMM family. */
+void llm_bind(pg_llm *m);
+int llm_gemv_role(int wtype);
+int llm_gemm_role(int wtype);
+
 /* llm_plan.c */
 pg_status llm_plan(pg_llm *m);
 
 /* llm_matmul.c: out[m * ldo + n] = W[n] . act[m] for m < M, n < W->N; act
  * holds M rows of W->K elements quantised as W->act_type.  Threaded over
  * blocks of rows of W; the decode (M = 1) and prefill (M > 1) forms. */
-void llm_quantize_rows(int act_type, size_t M, size_t K, const float *x, void *act);
+void llm_quantize_rows(const pg_llm *m, int act_type, size_t M, size_t K, const float *x, void *act);
 size_t llm_act_row_bytes(int act_type, size_t K);
-void llm_matmul(const llm_weight *W, size_t M, const void *act, float *out, size_t ldo,
-                int threads);
+void llm_matmul(const pg_llm *m, const llm_weight *W, size_t M, const void *act, float *out,
+                size_t ldo);
 
 /* llm_attention.c */
 void llm_rope_table(pg_llm *m);

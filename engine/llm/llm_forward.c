@@ -39,7 +39,8 @@ static void rmsnorm_row(size_t n, const float *x, const float *gamma, float eps,
         y[i] = (x[i] * scale) * gamma[i];
 }
 
-static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_vadd_fn vadd, pg_f32_vmul_fn vmul)
+static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_vadd_fn vadd,
+                     pg_f32_vmul_fn vmul)
 {
     size_t n = (size_t)m->run_n;
     switch (s->kind) {
@@ -54,10 +55,10 @@ static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_v
                         s->out + i * s->cols);
         break;
     case LLM_QUANT:
-        llm_quantize_rows(s->act_type, n, s->cols, s->in, s->act);
+        llm_quantize_rows(m, s->act_type, n, s->cols, s->in, s->act);
         break;
     case LLM_MATMUL:
-        llm_matmul(s->w, n, s->act, s->out, s->cols, m->threads);
+        llm_matmul(m, s->w, n, s->act, s->out, s->cols);
         break;
     case LLM_ROPE_STORE:
         llm_rope_store(m, s->layer);
@@ -76,8 +77,8 @@ static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_v
         if (!m->run_logits)
             break;
         size_t r0 = (size_t)m->run_head_row0;
-        llm_quantize_rows(s->act_type, n - r0, s->cols, s->in + r0 * s->cols, s->act);
-        llm_matmul(s->w, n - r0, s->act, m->run_logits, s->w->N, m->threads);
+        llm_quantize_rows(m, s->act_type, n - r0, s->cols, s->in + r0 * s->cols, s->act);
+        llm_matmul(m, s->w, n - r0, s->act, m->run_logits, s->w->N);
         break;
     }
     }
@@ -86,9 +87,9 @@ static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_v
 /* One batch through every step. */
 static void forward(pg_llm *m)
 {
-    pg_f32_silu_fn silu = (pg_f32_silu_fn)pg_kernel_select(&pg_kernels_silu)->fn;
-    pg_f32_vadd_fn vadd = (pg_f32_vadd_fn)pg_kernel_select(&pg_kernels_vadd)->fn;
-    pg_f32_vmul_fn vmul = (pg_f32_vmul_fn)pg_kernel_select(&pg_kernels_vmul)->fn;
+    pg_f32_silu_fn silu = (pg_f32_silu_fn)m->kern[LLM_K_SILU]->fn;
+    pg_f32_vadd_fn vadd = (pg_f32_vadd_fn)m->kern[LLM_K_VADD]->fn;
+    pg_f32_vmul_fn vmul = (pg_f32_vmul_fn)m->kern[LLM_K_VMUL]->fn;
     for (int i = 0; i < m->n_steps; i++)
         run_step(m, &m->steps[i], silu, vadd, vmul);
 }

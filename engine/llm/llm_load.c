@@ -270,6 +270,7 @@ pg_status pg_llm_load(const char *path, const pg_llm_options *options, pg_llm **
     }
     if (!st) {
         llm_rope_table(m);
+        llm_bind(m);
         st = llm_plan(m);
     }
     if (st) {

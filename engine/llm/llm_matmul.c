@@ -13,7 +13,8 @@
  * GEMV form (decode) the weights come from DRAM every token; the GEMV
  * kernels prefetch their rows as one linear stream themselves, so they
  * get whole row ranges (a separate touch pass per 16 KiB, which helped the
- * kernels before they prefetched, now costs ~25% of decode speed). */
+ * kernels before they prefetched, now costs ~25% of decode speed).  The
+ * kernels are the model's bound ones (llm_bind.c). */
 #include "../core/threadpool.h"
 #include "../kernels/qdot/qdot.h"
 #include "../kernels/qgemm/qgemm.h"
@@ -29,10 +30,10 @@ size_t llm_act_row_bytes(int act_type, size_t K)
     return (K / 32) * (size_t)pg_ggml_type_block_bytes(act_type);
 }
 
-void llm_quantize_rows(int act_type, size_t M, size_t K, const float *x, void *act)
+void llm_quantize_rows(const pg_llm *m, int act_type, size_t M, size_t K, const float *x, void *act)
 {
-    const pg_kernel_family *op = act_type == PG_GGML_Q8_1 ? &pg_kernels_quantize_q8_1 : &pg_kernels_quantize_q8_0;
-    pg_quantize_row_fn q = (pg_quantize_row_fn)pg_kernel_select(op)->fn;
+    pg_quantize_row_fn q = (pg_quantize_row_fn)
+        m->kern[act_type == PG_GGML_Q8_1 ? LLM_K_QUANTIZE_Q8_1 : LLM_K_QUANTIZE_Q8_0]->fn;
     size_t rb = llm_act_row_bytes(act_type, K);
     for (size_t m = 0; m < M; m++)
         q(K, x + m * K, (uint8_t *)act + m * rb);
@@ -67,13 +68,13 @@ static void mm_task(void *p, size_t task)
     mm_rows(c, n0, n1);
 }
 
-void llm_matmul(const llm_weight *W, size_t M, const void *act, float *out, size_t ldo,
-                int threads)
+void llm_matmul(const pg_llm *m, const llm_weight *W, size_t M, const void *act, float *out,
+                size_t ldo)
 {
     mm_ctx c = { W, M, 0, act, llm_act_row_bytes(W->act_type, W->K), out, ldo,
-                 (pg_qgemv_fn)pg_kernel_select(pg_qgemv_op(W->type))->fn,
-                 (pg_qgemm_fn)pg_kernel_select(pg_qgemm_op(W->type))->fn };
-    size_t nt = (size_t)pg_threads_resolve(threads);
+                 (pg_qgemv_fn)m->kern[llm_gemv_role(W->type)]->fn,
+                 (pg_qgemm_fn)m->kern[llm_gemm_role(W->type)]->fn };
+    size_t nt = (size_t)pg_threads_resolve(m->threads);
     if (nt <= 1 || W->N < 2 * MIN_ROWS_PER_TASK) {
         mm_rows(&c, 0, W->N);
         return;

@@ -5,7 +5,9 @@ switch for the kernel variant the decoder's quantised products run on.
 The switch lists the dispatch levels this CPU supports, each with the
 ``qgemv_q4_1`` variant it selects (the kernel that reads most of SmolLM2's
 weights per token); generating under a lower level shows what that kernel
-is worth.
+is worth.  The decoder is bound to its kernels when it loads, so the switch
+sets the CPU mask and rebinds the decoder (and binds it back afterwards),
+and the speed line names the variant the run was bound to.
 
 >>> import peregrine_nb as pg                                   # doctest: +SKIP
 >>> from peregrine_nb.widgets import GenerateWidget           # doctest: +SKIP
@@ -71,8 +73,11 @@ class GenerateWidget:
         speeds after every piece; returns the text."""
         self.text, self.button.disabled = "", True
         level = self.kernel.value
+        bound = None
         try:
             with cpu_mask(level):
+                self.llm.rebind()   # the switch reaches the loaded decoder only through a rebind
+                bound = self.llm.bound_kernel(KERNEL_OP)
                 for piece in self.llm.generate(self.prompt.value, max_new_tokens=self.max_tokens.value,
                                                temperature=self.temperature.value, chat=self.chat.value):
                     self.text += piece
@@ -80,11 +85,13 @@ class GenerateWidget:
                     st = self.llm.last_stats
                     self.speed.value = (f"<b>{st['new_tokens']}</b> tokens, prefill "
                                         f"{st['prefill_tps']:.0f} tok/s, decode {st['decode_tps']:.1f} tok/s "
-                                        f"on <code>{html.escape(self.kernel.label)}</code>")
+                                        f"on <code>{html.escape(bound)}</code> (decoder rebound for "
+                                        f"level {html.escape(level)})")
         finally:
+            self.llm.rebind()       # back on the kernels of the mask outside the switch
             self.button.disabled = False
         self._show()
-        self.stats = dict(self.llm.last_stats, level=level, kernel=self.kernel.label)
+        self.stats = dict(self.llm.last_stats, level=level, kernel=self.kernel.label, bound=bound)
         return self.text
 
     def _repr_mimebundle_(self, include=None, exclude=None):

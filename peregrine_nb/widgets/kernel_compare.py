@@ -1,6 +1,6 @@
-"""Kernel comparison: race the variants of an op on chosen shapes.
+"""Kernel comparison: race the variants of a kernel family on chosen shapes.
 
-Op, shapes and variants are picked in the widget; Run benchmarks them with
+Kernel family, shapes and variants are picked in the widget; Run benchmarks them with
 :func:`peregrine_nb.kernels.benchmark` while a progress bar moves, then draws
 GFLOP/s per variant as bars and a roofline (arithmetic intensity against
 GFLOP/s, under the machine's measured FMA peak and copy bandwidth).  The
@@ -14,15 +14,15 @@ from typing import Any, Sequence
 from .. import kernels
 from ._display import Viewer, esc
 
-DEFAULT_SHAPES = {op: shape for op, (shape, _) in kernels.BENCH_SHAPES.items()}
-SHAPE_HELP = {op: help_ for op, (_, help_) in kernels.BENCH_SHAPES.items()}
+DEFAULT_SHAPES = {family: shape for family, (shape, _) in kernels.BENCH_SHAPES.items()}
+SHAPE_HELP = {family: help_ for family, (_, help_) in kernels.BENCH_SHAPES.items()}
 _PALETTE = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 
 
 def bench_ops() -> list[str]:
-    """Ops kernels.benchmark knows how to run, in table order."""
-    known = kernels.BENCH_OPS
-    return [op for op in kernels.ops() if op in known]
+    """The kernel families kernels.benchmark knows how to run, in table order."""
+    known = kernels.BENCH_FAMILIES
+    return [family for family in kernels.families() if family in known]
 
 
 def parse_shapes(text: str | Sequence[Any]) -> list[tuple[int, ...]]:
@@ -49,26 +49,27 @@ class KernelComparison(Viewer):
 
     title = "kernels"
 
-    def __init__(self, op: str = "sgemm", shapes: str | Sequence[Any] | None = None,
+    def __init__(self, family: str = "sgemm", shapes: str | Sequence[Any] | None = None,
                  variants: Sequence[str] | None = None, threads: int | None = 1,
                  peaks: dict[str, float] | None = None, min_time: float = 0.02, repeat: int = 5) -> None:
         import ipywidgets as w
         import plotly.graph_objects as go
         from plotly.subplots import make_subplots
 
-        ops = bench_ops()
-        if op not in ops:
-            raise ValueError(f"op {op!r} cannot be benchmarked here (choose from {', '.join(ops)})")
+        families = bench_ops()
+        if family not in families:
+            raise ValueError(f"kernel family {family!r} cannot be benchmarked here "
+                             f"(choose from {', '.join(families)})")
         self.min_time, self.repeat = min_time, repeat
         self._peaks = dict(peaks) if peaks else None
         self.results = None
-        self.op = w.Dropdown(options=ops, value=op, description="op")
+        self.family = w.Dropdown(options=families, value=family, description="family")
         if isinstance(shapes, str) or shapes is None:
-            shape_text = shapes or DEFAULT_SHAPES.get(op, "")
+            shape_text = shapes or DEFAULT_SHAPES.get(family, "")
         else:
             shape_text = ", ".join("x".join(str(d) for d in s) for s in shapes)
         self.shapes = w.Text(value=shape_text, description="shapes",
-                             placeholder=SHAPE_HELP.get(op, ""), layout=w.Layout(width="40%"))
+                             placeholder=SHAPE_HELP.get(family, ""), layout=w.Layout(width="40%"))
         self.variants = w.SelectMultiple(description="variants", rows=4)
         self.threads = w.BoundedIntText(value=threads or 1, min=1, max=1024, description="threads",
                                         layout=w.Layout(width="160px"))
@@ -78,22 +79,22 @@ class KernelComparison(Viewer):
         self.table = w.HTML()
         self.fig = go.FigureWidget(make_subplots(rows=1, cols=2, subplot_titles=("GFLOP/s per variant", "roofline")))
         self._empty_layout(self.fig)
-        self.op.observe(self._op_changed, names="value")
+        self.family.observe(self._family_changed, names="value")
         self.run_button.on_click(lambda _: self.run())
-        self._fill_variants(op, variants)
+        self._fill_variants(family, variants)
         self.widget = w.VBox([
-            w.HBox([self.op, self.shapes, self.threads]),
+            w.HBox([self.family, self.shapes, self.threads]),
             w.HBox([self.variants, w.VBox([self.run_button, self.progress, self.status])]),
             self.fig, self.table,
         ])
 
     # -- controls ----------------------------------------------------------------
-    def _fill_variants(self, op: str, chosen: Sequence[str] | None = None) -> None:
-        names = kernels.runnable_variants(op)
+    def _fill_variants(self, family: str, chosen: Sequence[str] | None = None) -> None:
+        names = kernels.runnable_variants(family)
         self.variants.options = names
         self.variants.value = tuple(v for v in (chosen or names) if v in names)
 
-    def _op_changed(self, ch) -> None:
+    def _family_changed(self, ch) -> None:
         self._fill_variants(ch["new"])
         self.shapes.value = DEFAULT_SHAPES.get(ch["new"], "")
         self.shapes.placeholder = SHAPE_HELP.get(ch["new"], "")
@@ -125,7 +126,7 @@ class KernelComparison(Viewer):
             self.progress.value = done
 
         try:
-            df = kernels.benchmark(self.op.value, shapes, variants=names, threads=self.threads.value,
+            df = kernels.benchmark(self.family.value, shapes, variants=names, threads=self.threads.value,
                                    repeat=self.repeat, min_time=self.min_time, progress=tick)
         except Exception as e:  # noqa: BLE001 - shown in the widget, not raised into the event loop
             self.status.value = f"<span style='color:#b00'>{esc(type(e).__name__)}: {esc(e)}</span>"
@@ -182,7 +183,7 @@ class KernelComparison(Viewer):
             for tr, col in traces:
                 fig.add_trace(tr, row=1, col=col)
             self._empty_layout(fig)
-            fig.layout.title = f"{self.op.value}, {self.threads.value} thread(s)"
+            fig.layout.title = f"{self.family.value}, {self.threads.value} thread(s)"
 
     def _figure_widget(self):
         return self.fig
@@ -208,7 +209,7 @@ class KernelComparison(Viewer):
 
     def __repr__(self) -> str:
         n = 0 if self.results is None else len(self.results)
-        return f"<KernelComparison op={self.op.value} {n} results>"
+        return f"<KernelComparison family={self.family.value} {n} results>"
 
 
 class _null:

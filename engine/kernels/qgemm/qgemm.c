@@ -41,7 +41,7 @@ pg_status pg_qgemm(int variant, int wtype, size_t M, size_t N, size_t K, const v
     pg_status st = pg_qweights_check("pg_qgemm", wtype, N, K, W, ldw, &row_bytes);
     if (st != PG_OK)
         return st;
-    const pg_kernel_family *op = pg_qgemm_op(wtype);
+    const pg_kernel_family *op = pg_qgemm_family(wtype);
     const pg_variant *v = variant < 0 ? pg_kernel_select(op) : pg_kernel_variant_checked(op, variant);
     if (!v)
         return pg_last_status();

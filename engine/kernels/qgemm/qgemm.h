@@ -41,6 +41,6 @@ extern const pg_kernel_family pg_kernels_qgemm_q4_0;
 extern const pg_kernel_family pg_kernels_qgemm_q4_1;
 extern const pg_kernel_family pg_kernels_qgemm_q8_0;
 
-const pg_kernel_family *pg_qgemm_op(int wtype);
+const pg_kernel_family *pg_qgemm_family(int wtype);
 
 #endif

@@ -39,7 +39,7 @@ const pg_kernel_family pg_kernels_qgemm_q4_1 = { "qgemm_q4_1", "C = X . W^T, W q
 const pg_kernel_family pg_kernels_qgemm_q8_0 = { "qgemm_q8_0", "C = X . W^T, W q8_0 rows (N x K), X q8_0 rows (M x K)",
                                  q8_0, PG_COUNTOF(q8_0) };
 
-const pg_kernel_family *pg_qgemm_op(int wtype)
+const pg_kernel_family *pg_qgemm_family(int wtype)
 {
     switch (wtype) {
     case PG_GGML_Q4_0: return &pg_kernels_qgemm_q4_0;

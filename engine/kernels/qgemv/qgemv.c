@@ -49,7 +49,7 @@ pg_status pg_qweights_check(const char *fn, int wtype, size_t N, size_t K, const
                             size_t ldw, size_t *row_bytes)
 {
     const pg_ggml_type_traits *t = pg_ggml_traits(wtype);
-    if (!pg_qgemv_op(wtype))
+    if (!pg_qgemv_family(wtype))
         return pg_fail(PG_ERR_DTYPE, "%s: weight type %d (%s) is not q4_0, q4_1 or q8_0", fn,
                        wtype, t ? t->name : "unknown");
     if (K % 32)
@@ -93,7 +93,7 @@ pg_status pg_qgemv(int variant, int wtype, size_t N, size_t K, const void *W, si
     pg_status st = pg_qweights_check("pg_qgemv", wtype, N, K, W, ldw, &row_bytes);
     if (st != PG_OK)
         return st;
-    const pg_variant *v = pick(pg_qgemv_op(wtype), variant);
+    const pg_variant *v = pick(pg_qgemv_family(wtype), variant);
     if (!v)
         return pg_last_status();
     if (N == 0)

@@ -45,7 +45,7 @@ extern const pg_kernel_family pg_kernels_qgemv_q4_1;
 extern const pg_kernel_family pg_kernels_qgemv_q8_0;
 
 /* The op of a weight type (PG_GGML_Q4_0 / Q4_1 / Q8_0), NULL for others. */
-const pg_kernel_family *pg_qgemv_op(int wtype);
+const pg_kernel_family *pg_qgemv_family(int wtype);
 /* The activation type a weight type pairs with (PG_GGML_Q8_1 for q4_1,
  * PG_GGML_Q8_0 for q4_0 and q8_0), -1 for others. */
 int pg_qgemv_act_type(int wtype);

@@ -41,7 +41,7 @@ const pg_kernel_family pg_kernels_qgemv_q4_1 = { "qgemv_q4_1", "y = W . x, W q4_
 const pg_kernel_family pg_kernels_qgemv_q8_0 = { "qgemv_q8_0", "y = W . x, W q8_0 rows (N x K), x q8_0, M = 1",
                                  q8_0, PG_COUNTOF(q8_0) };
 
-const pg_kernel_family *pg_qgemv_op(int wtype)
+const pg_kernel_family *pg_qgemv_family(int wtype)
 {
     switch (wtype) {
     case PG_GGML_Q4_0: return &pg_kernels_qgemv_q4_0;

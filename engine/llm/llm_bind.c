@@ -1,0 +1,82 @@
+/* llm_bind.c - the decoder's kernels, chosen once: at load, and again by
+ * pg_llm_rebind after a CPU-mask change.  No step selects a variant while
+ * it runs, so a mask change reaches a loaded model only through a rebind
+ * (pg_llm_is_stale says when one is due). */
+#include <string.h>
+
+#include "../core/cpu.h"
+#include "../core/error.h"
+#include "../kernels/qdot/qdot.h"
+#include "../kernels/qgemm/qgemm.h"
+#include "../kernels/qgemv/qgemv.h"
+#include "../kernels/silu/silu.h"
+#include "../kernels/softmax/softmax.h"
+#include "../kernels/vadd/vadd.h"
+#include "../kernels/vmul/vmul.h"
+#include "llm.h"
+
+/* The families the decoder runs, by role (llm_kernel_role). */
+static const pg_kernel_family *family_of(int role)
+{
+    switch (role) {
+    case LLM_K_QUANTIZE_Q8_0: return &pg_kernels_quantize_q8_0;
+    case LLM_K_QUANTIZE_Q8_1: return &pg_kernels_quantize_q8_1;
+    case LLM_K_SILU: return &pg_kernels_silu;
+    case LLM_K_VADD: return &pg_kernels_vadd;
+    case LLM_K_VMUL: return &pg_kernels_vmul;
+    case LLM_K_SOFTMAX: return &pg_kernels_softmax;
+    case LLM_K_QGEMV_Q4_0: return &pg_kernels_qgemv_q4_0;
+    case LLM_K_QGEMV_Q4_1: return &pg_kernels_qgemv_q4_1;
+    case LLM_K_QGEMV_Q8_0: return &pg_kernels_qgemv_q8_0;
+    case LLM_K_QGEMM_Q4_0: return &pg_kernels_qgemm_q4_0;
+    case LLM_K_QGEMM_Q4_1: return &pg_kernels_qgemm_q4_1;
+    case LLM_K_QGEMM_Q8_0: return &pg_kernels_qgemm_q8_0;
+    default: return NULL;
+    }
+}
+
+void llm_bind(pg_llm *m)
+{
+    for (int r = 0; r < LLM_K_COUNT; r++)
+        m->kern[r] = pg_kernel_select(family_of(r));
+    m->bound_flags = pg_cpu_active_flags();
+}
+
+int llm_gemv_role(int wtype)
+{
+    return wtype == PG_GGML_Q4_0 ? LLM_K_QGEMV_Q4_0 : wtype == PG_GGML_Q4_1 ? LLM_K_QGEMV_Q4_1
+                                                                             : LLM_K_QGEMV_Q8_0;
+}
+
+int llm_gemm_role(int wtype)
+{
+    return wtype == PG_GGML_Q4_0 ? LLM_K_QGEMM_Q4_0 : wtype == PG_GGML_Q4_1 ? LLM_K_QGEMM_Q4_1
+                                                                             : LLM_K_QGEMM_Q8_0;
+}
+
+pg_status pg_llm_rebind(pg_llm *m)
+{
+    pg_clear_error();
+    if (!m)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_rebind: NULL model");
+    llm_bind(m);
+    return PG_OK;
+}
+
+int pg_llm_is_stale(const pg_llm *m)
+{
+    return m && m->bound_flags != pg_cpu_active_flags();
+}
+
+const char *pg_llm_bound_kernel(const pg_llm *m, const char *family)
+{
+    if (!m || !family) {
+        pg_fail(PG_ERR_INVALID_ARG, "pg_llm_bound_kernel: NULL argument");
+        return NULL;
+    }
+    for (int r = 0; r < LLM_K_COUNT; r++)
+        if (!strcmp(family_of(r)->name, family))
+            return m->kern[r]->name;
+    pg_fail(PG_ERR_INVALID_ARG, "the decoder runs no kernel of family '%s'", family);
+    return NULL;
+}
