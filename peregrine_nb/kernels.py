@@ -8,7 +8,7 @@ chosen variant, and races variants.
 >>> import numpy as np
 >>> from peregrine_nb import kernels
 >>> a = np.ones((4, 8), np.float32); b = np.ones((8, 3), np.float32)
->>> kernels.sgemm(a, b)[0, 0]
+>>> float(kernels.sgemm(a, b)[0, 0])
 8.0
 >>> "sgemm" in kernels.families()
 True

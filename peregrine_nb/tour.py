@@ -53,7 +53,7 @@ def section_kernels(quick: bool) -> Section:
         df = kernels.benchmark(family, shapes, repeat=repeat, min_time=min_time, threads=1)
         metric = "gflops" if family == "sgemm" else "gbps"
         parts.append(f"{family}:\n" + _table(df, ["shape", "variant", "seconds", metric, "speedup_vs_c"],
-                                         "{:.3g}"))
+                                             "{:.3g}"))
         figures.append(_bar_figure(df, family, metric))
     return Section("Kernel variants raced (1 thread, medians)", "\n\n".join(parts), figures)
 

@@ -48,6 +48,16 @@ def test_mask_restricts_dispatch_and_restores():
     assert after.level == before.level and after.dispatch == before.dispatch
 
 
+def test_dispatch_names_every_kernel_family():
+    from peregrine_nb import kernels
+
+    info = pg.cpu_info()
+    assert list(info.dispatch) == kernels.families()
+    df = kernels.variants()
+    selected = dict(zip(df[df.selected].family, df[df.selected].variant))
+    assert info.dispatch == selected
+
+
 def test_every_level_dispatches_inside_itself():
     info = pg.cpu_info()
     for level in pg.cpu_levels():

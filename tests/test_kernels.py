@@ -18,12 +18,37 @@ def gemm_tol(a, b):
     return 1e-5 * (np.abs(a) @ np.abs(b)) + 1e-6
 
 
-def test_variant_table_lists_a_reference_per_op():
+def test_variant_table_lists_a_reference_per_family():
     df = kernels.variants()
-    for op, group in df.groupby("op"):
-        assert group.iloc[-1].isa == "c", op
+    assert list(df.columns) == ["family", "variant", "isa", "runnable", "active", "selected"]
+    assert list(dict.fromkeys(df.family)) == kernels.families()
+    for family, group in df.groupby("family"):
+        assert group.iloc[-1].isa == "c", family
         assert group.runnable.iloc[-1]
-        assert group.selected.sum() == 1, op
+        assert group.selected.sum() == 1, family
+
+
+def test_families_are_the_kernel_tables():
+    names = kernels.families()
+    assert {"sgemm", "gemv", "vexp", "vadd", "softmax", "layernorm"} <= set(names)
+    assert len(names) == len(set(names))
+    assert not hasattr(kernels, "ops")  # renamed, no alias: "op" means a graph op
+    sg = kernels.variants(family="sgemm")
+    assert set(sg.family) == {"sgemm"} and sg.iloc[-1].isa == "c"
+    assert list(kernels.variants("gemv").variant) == list(kernels.variants(family="gemv").variant)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: kernels.variants("nonsense"),
+    lambda: kernels.variants(family="nonsense"),
+    lambda: kernels.runnable_variants("nonsense"),
+    lambda: kernels.variant_index("nonsense", 0),
+    lambda: kernels.benchmark("nonsense", [(16,)]),
+])
+def test_unknown_kernel_family_is_refused(call):
+    with pytest.raises(pg.InvalidArgumentError, match="unknown kernel family 'nonsense'") as e:
+        call()
+    assert "sgemm" in str(e.value)
 
 
 @pytest.mark.parametrize("variant", kernels.runnable_variants("sgemm"))
@@ -100,7 +125,7 @@ def test_variant_this_cpu_cannot_run_is_refused():
         pytest.skip("this CPU runs every variant in the tables")
     row = missing.iloc[0]
     with pytest.raises(pg.UnsupportedError):
-        if row.op == "sgemm":
+        if row.family == "sgemm":
             kernels.sgemm(rand(2, 2), rand(2, 2), variant=row.variant)
         else:
             kernels.gemv(rand(2), rand(2, 2), variant=row.variant)
@@ -109,6 +134,7 @@ def test_variant_this_cpu_cannot_run_is_refused():
 def test_benchmark_returns_a_row_per_variant():
     df = kernels.benchmark("sgemm", [(16, 32, 16)], repeat=2, min_time=0.001)
     assert set(df.variant) == set(kernels.runnable_variants("sgemm"))
+    assert set(df.family) == {"sgemm"}
     assert (df.gflops > 0).all()
 
 

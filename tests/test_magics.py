@@ -69,8 +69,10 @@ def test_extension_registers_the_magic(ip):
     assert "peregrine" in ip.magics_manager.magics["cell"]
     doc = ip.find_line_magic("peregrine").__doc__
     for word in ("cpu", "compile", "passes", "memory", "bench", "graph", "kernel", "-o VAR", "%peregrine {cpu",
-                 "%peregrine compile [--level N]", "%%peregrine kernel --op OP --isa ISA"):
+                 "%peregrine compile [--level N]", "%%peregrine kernel --family NAME --isa ISA",
+                 "%peregrine bench FAMILY"):
         assert word in doc, word
+    assert "--op" not in doc
 
 
 # ---- cpu ------------------------------------------------------------------------------------
@@ -80,10 +82,10 @@ def test_cpu_panel(ip):
     assert ip.user_ns["cpu_panel"] is r
     html = r._repr_html_()
     assert r.info.arch in html and "mask in force" in html
-    for op in ("vadd", "sgemm", "gemv"):
-        assert op in html
+    for family in ("vadd", "sgemm", "gemv"):
+        assert family in html
     selected = r.variants[r.variants.selected]
-    assert set(selected.op) == set(r.variants.op)  # one dispatched variant per op
+    assert set(selected.family) == set(r.variants.family)  # one dispatched variant per kernel family
     with pg.cpu_mask("c"):
         r_c = line(ip, "cpu")
     assert r_c.info.level == "c"
@@ -272,13 +274,13 @@ def test_passes_and_memory_open_viewers(ip):
     ("compile g_bad --bogus", "unrecognized"),
     ("passes the_number", "not a compiled model"),
     ("memory", "MODEL"),
-    ("bench nonsense", "cannot be benchmarked"),
+    ("bench nonsense", "kernel family 'nonsense' cannot be benchmarked"),
     ("bench sgemm --shape 12x12", "3 dimensions"),
     ("bench gemv --shape 12xfoo", "bad shape"),
     ("bench gemv --variants nope", "no runnable variant"),
     ("bench gemv --threads 0", "threads"),
     ("graph", "cell magic"),
-    ("kernel --op vadd --isa avx2", "cell magic"),
+    ("kernel --family vadd --isa avx2", "cell magic"),
     ("cpu 'unbalanced", "cannot split"),
 ])
 def test_bad_arguments_are_one_clean_line(ip, args, needle):
@@ -341,9 +343,10 @@ needs_avx2 = pytest.mark.skipif(not X86_AVX2, reason="x86-64 AVX2 kernel cells")
 
 @needs_avx2
 def test_kernel_cell_passes_and_is_benchmarked(ip):
-    r = cell(ip, "kernel --op vadd --isa avx2 -o kr", VADD)
+    r = cell(ip, "kernel --family vadd --isa avx2 -o kr", VADD)
     assert ip.user_ns["kr"] is r
     assert r.ok, r.log
+    assert r.family == "vadd" and "passed checkasm for vadd" in r.message
     assert "passed" in r._repr_html_()
     df = r.bench
     assert df is not None and df.yours.sum() == 1
@@ -356,7 +359,7 @@ def test_kernel_cell_passes_and_is_benchmarked(ip):
 @needs_avx2
 def test_kernel_cell_clobbering_rbx_fails_cleanly(ip):
     bad = VADD.replace("2:      ret", "2:      xor     rbx, rbx\n        ret")
-    r = cell(ip, "kernel --op vadd --isa avx2 --no-bench", bad)
+    r = cell(ip, "kernel --family vadd --isa avx2 --no-bench", bad)
     assert not r.ok and r.bench is None
     assert any("rbx" in f for f in r.failures)
     assert "FAILED" in r.message
@@ -365,7 +368,7 @@ def test_kernel_cell_clobbering_rbx_fails_cleanly(ip):
 @needs_avx2
 def test_kernel_cell_wrong_result_fails(ip):
     bad = VADD.replace("vaddss", "vsubss")
-    r = cell(ip, "kernel --op vadd --isa avx2 --no-bench", bad)
+    r = cell(ip, "kernel --family vadd --isa avx2 --no-bench", bad)
     assert not r.ok and any("expected" in f for f in r.failures)
 
 
@@ -373,14 +376,14 @@ def test_kernel_cell_wrong_result_fails(ip):
 def test_kernel_cell_overrun_is_caught(ip):
     # writes one float past the end of y
     bad = VADD.replace("2:      ret", "2:      vmovss  [rcx], xmm0\n        ret")
-    r = cell(ip, "kernel --op vadd --isa avx2 --no-bench", bad)
+    r = cell(ip, "kernel --family vadd --isa avx2 --no-bench", bad)
     assert not r.ok and any("past the end" in f for f in r.failures)
 
 
 @needs_avx2
 def test_kernel_cell_crash_does_not_kill_the_kernel(ip):
     bad = VADD.replace("        test    rdi, rdi\n        jz      2f\n", "        xor     rsi, rsi\n")
-    r = cell(ip, "kernel --op vadd --isa avx2 --no-bench", bad)
+    r = cell(ip, "kernel --family vadd --isa avx2 --no-bench", bad)
     assert not r.ok
     assert any("signal" in f or "died" in f for f in r.failures)
     assert line(ip, "cpu") is not None  # still alive
@@ -389,7 +392,7 @@ def test_kernel_cell_crash_does_not_kill_the_kernel(ip):
 @needs_avx2
 def test_kernel_cell_endless_loop_is_stopped(ip):
     bad = VADD.replace("        test    rdi, rdi\n        jz      2f\n", "3:      jmp     3b\n")
-    r = cell(ip, "kernel --op vadd --isa avx2 --no-bench --timeout 2", bad)
+    r = cell(ip, "kernel --family vadd --isa avx2 --no-bench --timeout 2", bad)
     assert not r.ok and any("timed out" in f for f in r.failures)
 
 
@@ -397,7 +400,7 @@ def test_kernel_cell_endless_loop_is_stopped(ip):
 def test_kernel_cell_assembler_errors_carry_cell_lines(ip):
     bad = VADD.replace("vaddss  xmm0, xmm0, [rdx]", "vfrobss xmm0, xmm0, [rdx]") \
               .replace("add     rcx, 4", "add     rcx,, 4")
-    msg = usage_error(cell, ip, "kernel --op vadd --isa avx2", bad)
+    msg = usage_error(cell, ip, "kernel --family vadd --isa avx2", bad)
     lines = msg.strip().splitlines()
     assert len(lines) == 2, msg
     assert lines[0].startswith("line 6:") and "vfrobss" in lines[0]
@@ -407,15 +410,17 @@ def test_kernel_cell_assembler_errors_carry_cell_lines(ip):
 
 @needs_avx2
 def test_kernel_cell_without_a_routine(ip):
-    msg = one_line(usage_error(cell, ip, "kernel --op vadd --isa avx2", "        .text\n        ret\n"))
+    msg = one_line(usage_error(cell, ip, "kernel --family vadd --isa avx2", "        .text\n        ret\n"))
     assert "PG_FUNC" in msg
 
 
 @pytest.mark.parametrize("args, needle", [
-    ("kernel --op sgemm --isa avx2", "cannot be written"),
-    ("kernel --op vadd --isa mmx", "unknown ISA"),
-    ("kernel --op vadd", "--isa"),
-    ("kernel --isa avx2", "--op"),
+    ("kernel --family sgemm --isa avx2", "kernel family 'sgemm' cannot be written"),
+    ("kernel --family vadd --isa mmx", "unknown ISA"),
+    ("kernel --family vadd", "--isa"),
+    ("kernel --isa avx2", "--family"),
+    ("kernel --op vadd --isa avx2", "required: --family"),  # the old name is gone, no alias
+    ("kernel --family vadd --op vadd --isa avx2", "--op"),
 ])
 def test_kernel_cell_bad_arguments(ip, args, needle):
     msg = one_line(usage_error(cell, ip, args, VADD))
@@ -424,5 +429,5 @@ def test_kernel_cell_bad_arguments(ip, args, needle):
 
 def test_kernel_cell_isa_of_another_architecture(ip):
     other = "neon" if platform.machine() in ("x86_64", "AMD64") else "avx2"
-    msg = one_line(usage_error(cell, ip, f"kernel --op vadd --isa {other}", VADD))
+    msg = one_line(usage_error(cell, ip, f"kernel --family vadd --isa {other}", VADD))
     assert "this machine is" in msg

@@ -92,7 +92,7 @@ def test_notebook_executes_without_errors(name, tmp_path):
         reprs = [o["data"]["text/plain"] for o in widgets]
         assert any(r.startswith("<FusionStepper") for r in reprs), reprs
         assert any(r.startswith("<MemoryViewer") for r in reprs), reprs
-        assert any(r.startswith("<KernelComparison op=sgemm") and "0 results" not in r for r in reprs), reprs
+        assert any(r.startswith("<KernelComparison family=sgemm") and "0 results" not in r for r in reprs), reprs
         assert "max |peregrine - numpy| = " in text
     if name == "02_kernels.ipynb":
         assert "my_vadd8: passed checkasm" in text

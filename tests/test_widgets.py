@@ -202,7 +202,9 @@ def test_kernel_comparison_runs_and_draws():
     df = k.results
     assert len(df) == 2 * len(names)
     assert k.progress.value == k.progress.max == len(df)
-    assert {"gflops", "gbps", "intensity", "variant"} <= set(df.columns)
+    assert {"family", "gflops", "gbps", "intensity", "variant"} <= set(df.columns)
+    assert set(df.family) == {"gemv"}
+    assert repr(k) == f"<KernelComparison family=gemv {len(df)} results>"
     bars = [t for t in k.fig.data if t.type == "bar"]
     assert sorted(t.name for t in bars) == sorted(names)
     lines = [t.name for t in k.fig.data if t.type == "scatter" and t.mode == "lines"]
@@ -213,7 +215,9 @@ def test_kernel_comparison_runs_and_draws():
 
 def test_kernel_comparison_controls():
     k = KernelComparison("sgemm", peaks={"fma_gflops": 1.0, "copy_gbps": 1.0})
-    k.op.value = "gemv"
+    assert k.family.value == "sgemm" and k.family.description == "family"
+    assert repr(k) == "<KernelComparison family=sgemm 0 results>"
+    k.family.value = "gemv"
     assert all("gemv" in v for v in k.variants.options)
     assert all(len(s) == 2 for s in parse_shapes(k.shapes.value))  # N x K
     k.shapes.value = "12xq"
@@ -221,6 +225,7 @@ def test_kernel_comparison_controls():
     k.shapes.value = "64x64"
     k.variants.value = ()
     assert k.run() is None and "variant" in k.status.value
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="kernel family 'nonsense'"):
         KernelComparison("nonsense")
+    assert KernelComparison(family="gemv", peaks={"fma_gflops": 1.0, "copy_gbps": 1.0}).family.value == "gemv"
     assert parse_shapes("2x3x4; 5*6*7") == [(2, 3, 4), (5, 6, 7)]

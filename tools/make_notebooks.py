@@ -61,7 +61,7 @@ def tour():
 Peregrine is a CPU inference engine written in C11 and hand-written assembly
 (x86-64 AVX2+FMA, AArch64 NEON). Every kernel has a plain C reference and one or
 more assembly variants; the best variant the CPU can run is picked **once**, at
-run time, from a single table per op. On top of the kernels sits a graph compiler
+run time, from a single table per kernel family. On top of the kernels sits a graph compiler
 (fusion passes) and a memory planner that packs every intermediate tensor into one
 arena.
 
@@ -75,7 +75,7 @@ Cells*); the later notebooks take each part apart.
 ## 1. What this CPU can do
 
 `%peregrine cpu` shows the detected instruction sets, the caches, and for every
-op the variants in its table. The dark green chip is the variant dispatch picked;
+kernel family the variants in its table. The dark green chip is the variant dispatch picked;
 struck-out chips are variants this CPU cannot run.
 """),
         code("%peregrine cpu"),
@@ -177,7 +177,7 @@ tests run the AVX2 path on an AVX-512 machine and the C reference anywhere.
 
 `pg.cpu_info()` reads CPUID (or the AArch64 hardware capabilities) once, in C.
 `level` is the highest dispatch level allowed by the mask in force; `dispatch` is
-the variant each op will call.
+the variant each kernel family will call.
 """),
         code("""
 info = pg.cpu_info()
@@ -192,7 +192,8 @@ lacks.
         md("""
 ## The variant tables
 
-Each op has exactly one table, best variant first, the C reference last. The same
+Each kernel family (sgemm, gemv, vexp, softmax, ...: the kernels, not the graph's
+ops) has exactly one table, best variant first, the C reference last. The same
 table drives dispatch, `checkasm` (which proves every variant equal to the C
 reference), the benchmarks and this notebook. Dispatch picks the first row whose
 ISA is both supported and allowed.
@@ -290,7 +291,7 @@ def kernels_nb():
         md("""
 # Kernels: variants raced, the SGEMM microkernel, your own kernel
 
-Every op in Peregrine is a plain C reference (the oracle: simple, never tuned)
+Every kernel family in Peregrine is a plain C reference (the oracle: simple, never tuned)
 plus hand-written assembly variants. This notebook races them, reads the SGEMM
 microkernel line by line, puts the measurements on a roofline, and ends with a
 kernel written in a notebook cell and checked by the same harness that checks the
@@ -302,7 +303,7 @@ engine's own.
 
 `kernels.benchmark` runs each variant on the same random data, interleaved, and
 reports medians. `speedup_vs_c` is the time of the C reference divided by the
-variant's. Elementwise ops are limited by memory, so the table shows GB/s as well
+variant's. Elementwise kernels are limited by memory, so the table shows GB/s as well
 as GFLOP/s.
 """),
         code("""
@@ -311,9 +312,9 @@ from peregrine_nb import kernels
 races = [("softmax", [(128, 384)]), ("layernorm", [(128, 384)]), ("gelu_erf", [(65536,)]),
          ("gemv", [(1024, 1024)])]
 import pandas as pd
-df = pd.concat([kernels.benchmark(op, shapes, threads=1, repeat=3, min_time=0.01)
-                for op, shapes in races])
-df[["op", "shape", "variant", "gflops", "gbps", "speedup_vs_c"]].round(2)
+df = pd.concat([kernels.benchmark(family, shapes, threads=1, repeat=3, min_time=0.01)
+                for family, shapes in races])
+df[["family", "shape", "variant", "gflops", "gbps", "speedup_vs_c"]].round(2)
 """),
         md("""
 ## The SGEMM microkernel, line by line
@@ -403,7 +404,7 @@ lift it past that line. SGEMM on square-ish shapes reuses every loaded value man
 times: it sits far right, where only the FMA peak limits it, and that is where
 the microkernel above earns its speed-up.
 
-The comparison below measures both ops (the peak and the bandwidth are measured
+The comparison below measures both kernels (the peak and the bandwidth are measured
 on this machine too). Points near their roof are as fast as they can be.
 """),
         code("%peregrine bench sgemm --shape 64x256x256 --shape 256x256x256 --run -o race"),
@@ -414,15 +415,16 @@ race.results[["shape", "variant", "gflops", "intensity", "speedup_vs_c"]].round(
         md("""
 ## Writing your own kernel
 
-A `%%peregrine kernel` cell is GNU assembly for one op's routine. The cell is
+A `%%peregrine kernel` cell is GNU assembly for one kernel family's routine (the
+family is named by `--family`). The cell is
 C-preprocessed with the engine's `pg_asm.h` (Intel syntax, `PG_FUNC` /
 `PG_ENDFUNC`), assembled into a small shared library, then checked by `checkasm`
 **in a subprocess** (so a crash in the cell is a message, not a dead kernel)
-against the op's C reference: edge sizes (0, 1, 7, 8, 9, ...), random sizes,
+against the family's C reference: edge sizes (0, 1, 7, 8, 9, ...), random sizes,
 callee-saved register canaries, guard bytes around every buffer.
 When it passes it is benchmarked against the built-in variants.
 
-The signature for each op is in `peregrine_nb.asm_cell.SIGNATURES`:
+The signature for each kernel family is in `peregrine_nb.asm_cell.SIGNATURES`:
 """),
         code("""
 from peregrine_nb.asm_cell import SIGNATURES
@@ -434,7 +436,7 @@ the last `n % 8`. On x86-64 the arguments arrive in `rdi` (n), `rsi` (a), `rdx` 
 and `rcx` (y); `rax` and `r8` are scratch registers we may clobber.
 """),
         code("""
-%%peregrine kernel --op vadd --isa avx2 -o mine
+%%peregrine kernel --family vadd --isa avx2 -o mine
         .text
 PG_FUNC(my_vadd8)                       // rdi = n, rsi = a, rdx = b, rcx = y
         xor     rax, rax                // i = 0
@@ -468,7 +470,7 @@ and restores it. `checkasm` calls every routine through a trampoline that fills
 the callee-saved registers with canary values and compares them afterwards:
 """),
         code("""
-%%peregrine kernel --op vadd --isa avx2 --no-bench -o broken
+%%peregrine kernel --family vadd --isa avx2 --no-bench -o broken
         .text
 PG_FUNC(my_vadd_clobber)
         xor     rbx, rbx                // i = 0, in a register we were not given

@@ -23,7 +23,7 @@ class CpuPanel:
         mask_line = (f"<p>mask in force: <code>0x{self.mask:x}</code>, level <b>{esc(info.level)}</b>"
                      + (f"; masked off: {esc(' '.join(masked))}" if masked else "; nothing masked") + "</p>")
         rows = []
-        for op, g in self.variants.groupby("op", sort=False):
+        for family, g in self.variants.groupby("family", sort=False):
             cells = []
             for r in g.to_dict("records"):
                 if r["selected"]:
@@ -36,7 +36,7 @@ class CpuPanel:
                     style = "background:#eee;color:#aaa;text-decoration:line-through"
                 cells.append(f"<span style='{style};border-radius:4px;padding:1px 5px;margin:1px;"
                              f"display:inline-block' title='isa {esc(r['isa'])}'>{esc(r['variant'])}</span>")
-            rows.append(f"<tr><th style='text-align:left;padding-right:1em'>{esc(op)}</th>"
+            rows.append(f"<tr><th style='text-align:left;padding-right:1em'>{esc(family)}</th>"
                         f"<td style='text-align:left'>{' '.join(cells)}</td></tr>")
         legend = ("<p style='font-size:11px'>green: dispatched; light green: allowed by the mask; "
                   "grey: masked off; struck out: this CPU cannot run it</p>")
