@@ -6,7 +6,7 @@
 
 static void check_binary(const pg_kernel_family *op)
 {
-    declare_func(void, size_t n, const float *a, const float *b, float *y);
+    declare_func(binary);
     for (int v = 0; v < op->count; v++) {
         if (!checkasm_check_variant(op, v))
             continue;

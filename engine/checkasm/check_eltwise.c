@@ -147,7 +147,7 @@ static void check_specials(const unary_spec *s, pg_f32_unary_fn fn)
 
 static void check_unary(const unary_spec *s)
 {
-    declare_func(void, size_t n, const float *x, float *y);
+    declare_func(unary);
     const pg_kernel_family *op = s->op;
     for (int v = 0; v < op->count; v++) {
         if (!checkasm_check_variant(op, v))
@@ -174,7 +174,7 @@ static void check_unary(const unary_spec *s)
                 total += n;
             }
         }
-        check_specials(s, (pg_f32_unary_fn)checkasm_variant_fn(op, v));
+        check_specials(s, func_new);
         if (s->absx > 0)
             printf("      %-24s max error %.2f ulp (x >= 0), %.2f * 2^-24 |x| (x < 0); "
                    "C reference %.2f ulp, %.2f * 2^-24 |x|; %zu inputs\n",

@@ -47,8 +47,7 @@ static void tolerance(const gemv_bufs *b, size_t N, size_t K, size_t ldb, const 
 
 void checkasm_check_gemv(void)
 {
-    declare_func(void, size_t N, size_t K, const float *x, const float *B, size_t ldb,
-                 const float *bias, float *y);
+    declare_func(gemv);
     const pg_kernel_family *op = &pg_kernels_gemv;
     static const size_t ks[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 13, 32 };
     /* Across the 16384-column block boundary, and K larger than small. */
@@ -130,8 +129,7 @@ void checkasm_check_gemv(void)
  * whose padding holds NaN.  Same tolerance as gemv. */
 void checkasm_check_gemv_nk(void)
 {
-    declare_func(void, size_t N, size_t K, const float *x, const float *W, size_t ldw,
-                 const float *bias, float *y);
+    declare_func(gemv_nk);
     const pg_kernel_family *op = &pg_kernels_gemv_nk;
     static const size_t ks[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100 };
     size_t max_n = 0;

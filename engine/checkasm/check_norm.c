@@ -30,8 +30,7 @@ static double sum_err_factor(size_t n)
 
 void checkasm_check_layernorm(void)
 {
-    declare_func(void, size_t n, const float *x, const float *gamma, const float *beta, float eps,
-                 float *y);
+    declare_func(layernorm);
     const pg_kernel_family *op = &pg_kernels_layernorm;
     for (int v = 0; v < op->count; v++) {
         if (!checkasm_check_variant(op, v))
@@ -85,7 +84,7 @@ void checkasm_check_layernorm(void)
 
 void checkasm_check_rmsnorm(void)
 {
-    declare_func(void, size_t n, const float *x, const float *gamma, float eps, float *y);
+    declare_func(rmsnorm);
     const pg_kernel_family *op = &pg_kernels_rmsnorm;
     for (int v = 0; v < op->count; v++) {
         if (!checkasm_check_variant(op, v))

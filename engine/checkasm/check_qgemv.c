@@ -185,7 +185,7 @@ static void fill_row(float *x, size_t n, int kind)
 
 static void check_quantize_op(const pg_kernel_family *op, size_t block_bytes)
 {
-    declare_func(void, size_t n, const float *x, void *y);
+    declare_func(quantize);
     static const size_t ns[] = { 0, 32, 64, 96, 128, 192, 224, 256, 576, 1536 };
     for (int v = 0; v < op->count; v++) {
         if (!checkasm_check_variant(op, v))
@@ -238,7 +238,7 @@ void checkasm_check_quantize_q8(void)
 void checkasm_check_qgemv(void)
 {
     int benched = 0;
-    declare_func(void, size_t N, size_t K, const void *W, size_t ldw, const void *x, float *y);
+    declare_func(qgemv);
     static const size_t Ns[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 33, 64 };
     static const size_t Ks[] = { 0, 32, 64, 96, 128, 160, 256, 576, 1536 };
     int nN = checkasm_small() ? 10 : PG_COUNTOF(Ns), nK = checkasm_small() ? 7 : PG_COUNTOF(Ks);
@@ -308,8 +308,7 @@ void checkasm_check_qgemv(void)
 
 void checkasm_check_qgemm(void)
 {
-    declare_func(void, size_t M, size_t N, size_t K, const void *W, size_t ldw, const void *X,
-                 size_t ldx, float *C, size_t ldc);
+    declare_func(qgemm);
     static const size_t Ms[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 17 };
     static const size_t Ns[] = { 1, 2, 3, 5, 8, 9 };
     static const size_t Ks[] = { 0, 32, 64, 96, 160, 576 };

@@ -126,8 +126,7 @@ static void prepare_c(float *dst, const float *C0, size_t m, size_t n, size_t ld
 
 static int check_tiles(const pg_kernel_family *op, int v, bufs *b)
 {
-    declare_func(void, size_t mr, size_t nr, size_t k, const float *a, size_t lda,
-                 const float *b, float *c, size_t ldc, const pg_sgemm_epilogue *ep);
+    declare_func(sgemm);
     checkasm_set_funcs(op, v);
     const pg_sgemm_params *prm = op->variants[v].params;
     size_t MR = (size_t)prm->mr, NR = (size_t)prm->nr;

@@ -33,7 +33,7 @@ static void truth_of(size_t n, const float *x, float scale, const float *mask, f
 
 void checkasm_check_softmax(void)
 {
-    declare_func(void, size_t n, const float *x, float scale, const float *mask, float *y);
+    declare_func(softmax);
     const pg_kernel_family *op = &pg_kernels_softmax;
     static const float scales[] = { 1.0f, 0.125f, -0.5f };
     for (int v = 0; v < op->count; v++) {

@@ -6,7 +6,7 @@
  *
  *     void checkasm_check_vadd(void)
  *     {
- *         declare_func(void, size_t n, const float *a, const float *b, float *y);
+ *         declare_func(binary);    // the member of pg_kernel_fn vadd's table sets
  *         const pg_kernel_family *op = &pg_kernels_vadd;
  *         for (int v = 0; v < op->count; v++) {
  *             if (!checkasm_check_variant(op, v))   // skips the reference, masked
@@ -25,7 +25,21 @@
  *         }
  *         checkasm_report("vadd");
  *     }
- */
+ *
+ * declare_func(member) takes the prototype from the family's member of
+ * pg_kernel_fn (kernel_fn.h) rather than from the check: func_ref and
+ * func_new are of the member's type (pg_f32_binary_fn above), and call_ref,
+ * call_new and bench_new are type-checked against it, so a check cannot
+ * call a kernel through a prototype other than the one its table was
+ * compiled against (a wrong argument count or pointer type is an error:
+ * declare_func(unary) with call_new(n, a, b, y) does not compile).
+ * checkasm_set_funcs() reads that member from the table (or, in external
+ * mode, from the loaded symbol) and stops the run if the family records a
+ * different member (pg_kernel_family.fn_member), as when one check walks
+ * several families.
+ *
+ * declare_func_proto(ret, args...) is the old, untyped form, for a function
+ * that is in no table (the selftest's own); it has no checkasm_set_funcs. */
 #ifndef PG_CHECKASM_H
 #define PG_CHECKASM_H
 
@@ -109,20 +123,50 @@ int checkasm_bench_iterations(uint64_t ns_one_call);
 void checkasm_bench_record(int is_new, uint64_t ns, int iterations);
 
 /* The entry point of slot v of op: the table's, or in external mode
- * (external.c) the function loaded from --load for slot 0. */
-const void *checkasm_variant_fn(const pg_kernel_family *op, int v);
+ * (external.c) the function loaded from --load for slot 0.  member is the
+ * PG_KERNEL_FN_* tag the caller's declare_func named: a family recording
+ * another member stops the run (a check bug, not a kernel failure). */
+const pg_kernel_fn *checkasm_variant_fn(const pg_kernel_family *op, int v, int member);
 
-#define declare_func(ret, ...)                                              \
-    typedef ret checkasm_fn_t(__VA_ARGS__);                                 \
-    typedef ret checkasm_wrapped_t(void *, __VA_ARGS__);                    \
-    checkasm_fn_t *func_ref = NULL, *func_new = NULL;                       \
+/* checkasm_get_<member>(fn): the member of the union, one per member, so
+ * checkasm_set_funcs can read the member declare_func named. */
+#define CHECKASM_GETTER_(member, name, ...)                                 \
+    static inline name checkasm_get_##member(const pg_kernel_fn *fn)        \
+    {                                                                       \
+        return fn->member;                                                  \
+    }
+PG_KERNEL_FN_LIST(CHECKASM_GETTER_)
+#undef CHECKASM_GETTER_
+
+/* func_ref / func_new of type fn_t (a function-pointer type), called
+ * through the trampoline as wrapped_t (the same parameters after one
+ * leading void *). */
+#define checkasm_declare_(fn_t, wrapped_t)                                  \
+    typedef __typeof__(fn_t) checkasm_fn_t;                                 \
+    typedef __typeof__(wrapped_t) checkasm_wrapped_t;                       \
+    checkasm_fn_t func_ref = NULL, func_new = NULL;                         \
     (void)func_ref;                                                         \
     (void)func_new
 
+/* declare_func(sgemm): the prototype of pg_kernel_fn.sgemm. */
+#define declare_func(member)                                                \
+    checkasm_declare_(((pg_kernel_fn *)0)->member,                          \
+                      pg_kernel_fn_##member##_checked);                     \
+    checkasm_fn_t (*const checkasm_get_)(const pg_kernel_fn *) =            \
+        checkasm_get_##member;                                              \
+    const int checkasm_member_ = PG_KERNEL_FN_##member;                     \
+    (void)checkasm_get_;                                                    \
+    (void)checkasm_member_
+
+/* For a function in no variant table: the prototype spelled out. */
+#define declare_func_proto(ret, ...)                                        \
+    checkasm_declare_(ret (*)(__VA_ARGS__), ret(void *, __VA_ARGS__))
+
 #define checkasm_set_funcs(op, v)                                           \
     do {                                                                    \
-        func_ref = (checkasm_fn_t *)(op)->variants[(op)->count - 1].fn;     \
-        func_new = (checkasm_fn_t *)checkasm_variant_fn((op), (v));         \
+        func_ref = checkasm_get_(                                           \
+            checkasm_variant_fn((op), (op)->count - 1, checkasm_member_));  \
+        func_new = checkasm_get_(checkasm_variant_fn((op), (v), checkasm_member_)); \
     } while (0)
 
 #define call_ref(...) func_ref(__VA_ARGS__)
@@ -135,7 +179,7 @@ const void *checkasm_variant_fn(const pg_kernel_family *op, int v);
     do {                                                                    \
         if (checkasm_bench_enabled()) {                                     \
             for (int side_ = 1; side_ >= 0; side_--) {                      \
-                checkasm_fn_t *f_ = side_ ? func_new : func_ref;            \
+                checkasm_fn_t f_ = side_ ? func_new : func_ref;             \
                 uint64_t w_ = checkasm_timer_ns();                          \
                 f_(__VA_ARGS__);                                            \
                 int iters_ = checkasm_bench_iterations(checkasm_timer_ns() - w_); \

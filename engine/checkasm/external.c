@@ -11,12 +11,15 @@
  * How: the op's check walks its table and asks checkasm_check_variant()
  * which slots to test.  In external mode the first slot (v = 0, never the
  * reference) stands for the loaded function: checkasm_external_variant()
- * hands back a variant record naming the user's symbol, and
- * checkasm_variant_fn() (behind checkasm_set_funcs) returns its address.
+ * hands back a variant record naming the user's symbol, stored into the
+ * member of pg_kernel_fn the family's table uses (its fn_member), and
+ * checkasm_variant_fn() (behind checkasm_set_funcs) returns it, so the
+ * op's check calls it through the family's own prototype.
  * Every other slot (of every op, at every level) is skipped, so the walk
  * checks the loaded function exactly once. */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "checkasm.h"
@@ -74,8 +77,8 @@ int checkasm_external_load(int (*has_check)(const char *op))
         fprintf(stderr, "checkasm: cannot load %s: %s\n", ext.lib_path, dlerror());
         return 0;
     }
-    void *fn = dlsym(ext.handle, ext.symbol);
-    if (!fn) {
+    void *sym = dlsym(ext.handle, ext.symbol);
+    if (!sym) {
         fprintf(stderr, "checkasm: %s does not export '%s' (declare it with PG_FUNC)\n",
                 ext.lib_path, ext.symbol);
         return 0;
@@ -83,7 +86,16 @@ int checkasm_external_load(int (*has_check)(const char *op))
     ext.variant.name = ext.symbol;
     ext.variant.isa = "external";
     ext.variant.required = 0;
-    ext.variant.fn = fn;
+    /* POSIX makes dlsym's void * convertible to a function pointer */
+    switch (ext.op->fn_member) {
+#define STORE_(member, name, ...)                                                          \
+    case PG_KERNEL_FN_##member: ext.variant.fn.member = (name)sym; break;
+        PG_KERNEL_FN_LIST(STORE_)
+#undef STORE_
+    default:
+        fprintf(stderr, "checkasm: op '%s' records no entry-point type\n", ext.op_name);
+        return 0;
+    }
     ext.variant.params = ext.op->variants[0].params;
     return 1;
 }
@@ -95,9 +107,24 @@ const pg_variant *checkasm_external_variant(const pg_kernel_family *op, int v)
     return op == ext.op && v == 0 ? &ext.variant : NULL;
 }
 
-const void *checkasm_variant_fn(const pg_kernel_family *op, int v)
+static const char *member_name(int member)
 {
+#define NAME_(m, ...) #m,
+    static const char *const names[] = { "none", PG_KERNEL_FN_LIST(NAME_) };
+#undef NAME_
+    return member >= 0 && member < PG_COUNTOF(names) ? names[member] : "?";
+}
+
+const pg_kernel_fn *checkasm_variant_fn(const pg_kernel_family *op, int v, int member)
+{
+    if ((int)op->fn_member != member) {
+        /* the check's declare_func names another member than the table sets:
+         * a bug in the check, so stop rather than call through the wrong type */
+        fprintf(stderr, "checkasm: the check of %s has declare_func(%s), its table sets .fn.%s\n",
+                op->name, member_name(member), member_name((int)op->fn_member));
+        abort();
+    }
     if (checkasm_external_enabled() && op == ext.op && v == 0)
-        return ext.variant.fn;
-    return op->variants[v].fn;
+        return &ext.variant.fn;
+    return &op->variants[v].fn;
 }

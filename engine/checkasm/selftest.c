@@ -33,7 +33,7 @@ int checkasm_selftest(void)
         ok &= caught > 0;
     }
     if (checkasm_has_avx) {
-        declare_func(float, size_t, size_t, size_t, size_t, size_t, size_t, size_t, float);
+        declare_func_proto(float, size_t, size_t, size_t, size_t, size_t, size_t, size_t, float);
         func_new = checkasm_selftest_args;
         float r = call_new(1, 2, 3, 4, 5, 6, 40, 2.5f);
         printf("selftest: arguments through the trampoline %s (%g)\n", r == 42.5f ? "intact" : "WRONG", r);
@@ -41,7 +41,8 @@ int checkasm_selftest(void)
     }
 #else
     {
-        declare_func(float, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t, float);
+        declare_func_proto(float, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t,
+                           float);
         func_new = checkasm_selftest_args;
         float r = call_new(1, 2, 3, 4, 5, 6, 7, 8, 40, 2.5f);
         printf("selftest: arguments through the trampoline %s (%g)\n", r == 42.5f ? "intact" : "WRONG", r);

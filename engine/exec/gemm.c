@@ -19,7 +19,7 @@ size_t pg_gemm_scratch_bytes(const pg_variant *sgemm, size_t K, size_t N)
 void pg_apply_act(const pg_variant *kern, pg_act_kind act, float *y, size_t n)
 {
     if (kern) {
-        ((pg_f32_unary_fn)kern->fn)(n, y, y);
+        kern->fn.unary(n, y, y);
         return;
     }
     for (size_t i = 0; i < n; i++) {

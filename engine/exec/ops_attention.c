@@ -296,8 +296,8 @@ pg_status pg_exec_attention(pg_kctx *k)
         j->mask = k->x[3];
         j->mask_bool = mt->dtype == PG_DTYPE_BOOL;
     }
-    j->kern = (pg_sgemm_ukernel_fn)k->bind->kern[0]->fn;
-    j->softmax = (pg_f32_softmax_fn)k->bind->kern[1]->fn;
+    j->kern = k->bind->kern[0]->fn.sgemm;
+    j->softmax = k->bind->kern[1]->fn.softmax;
     j->Q = k->x[0];
     j->K = k->x[1];
     j->V = k->x[2];

@@ -141,7 +141,7 @@ static int binary_kernel(pg_kctx *k, pg_opcode op)
     const pg_variant *v = k->bind->kern[0];
     if (!v)
         return 0;
-    vrow_job j = { (pg_f32_vadd_fn)v->fn, pa, pb, k->y[0], nb };   /* vmul: same signature */
+    vrow_job j = { v->fn.binary, pa, pb, k->y[0], nb };   /* vmul: same signature */
     if (nb == ny)   /* equal shapes: split the one run in whole vectors */
         pg_exec_parallel(k, ny, 1, 64, vrun, &j);
     else
@@ -357,7 +357,7 @@ pg_status pg_exec_unary(pg_kctx *k)
     }
     const float *x = k->x[0];
     float *y = k->y[0];
-    pg_f32_unary_fn fn = k->bind->kern[0] ? (pg_f32_unary_fn)k->bind->kern[0]->fn : NULL;
+    pg_f32_unary_fn fn = k->bind->kern[0] ? k->bind->kern[0]->fn.unary : NULL;
     if (fn) {
         /* cost 8: these kernels are an exp or erf per element */
         unary_job j = { fn, x, y };

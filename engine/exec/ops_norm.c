@@ -28,9 +28,9 @@ pg_status pg_bind_row(const pg_node *n, const pg_tensor *const *in, const pg_ten
     return PG_OK;
 }
 
-static const void *kernel_fn(const pg_kctx *k)
+static const pg_kernel_fn *kernel_fn(const pg_kctx *k)
 {
-    return k->bind->kern[0] ? k->bind->kern[0]->fn : NULL;
+    return k->bind->kern[0] ? &k->bind->kern[0]->fn : NULL;
 }
 
 static void softmax_row_c(size_t n, const float *x, size_t stride, float *y)
@@ -54,14 +54,14 @@ typedef struct rows_job {
     float *Y;
     int64_t n;
     float eps;
-    const void *fn;
+    const pg_kernel_fn *fn;
 } rows_job;
 
 static void softmax_rows(void *ctx, int64_t r0, int64_t r1)
 {
     const rows_job *j = ctx;
     for (int64_t r = r0; r < r1; r++)
-        ((pg_f32_softmax_fn)j->fn)((size_t)j->n, j->X + r * j->n, 1.0f, NULL, j->Y + r * j->n);
+        j->fn->softmax((size_t)j->n, j->X + r * j->n, 1.0f, NULL, j->Y + r * j->n);
 }
 
 pg_status pg_exec_softmax(pg_kctx *k)
@@ -73,9 +73,9 @@ pg_status pg_exec_softmax(pg_kctx *k)
     for (int d = a + 1; d < x->rank; d++) inner *= x->shape[d];
     const float *X = k->x[0];
     float *Y = k->y[0];
-    pg_f32_softmax_fn fn = (pg_f32_softmax_fn)kernel_fn(k);
+    const pg_kernel_fn *fn = kernel_fn(k);
     if (inner == 1 && fn) {
-        rows_job j = { X, NULL, NULL, Y, n, 0.0f, (const void *)fn };
+        rows_job j = { X, NULL, NULL, Y, n, 0.0f, fn };
         pg_exec_parallel(k, outer, n, 1, softmax_rows, &j);
         return PG_OK;
     }
@@ -104,7 +104,7 @@ static void layernorm_rows(void *ctx, int64_t r0, int64_t r1)
         const float *x = j->X + r * n;
         float *y = j->Y + r * n;
         if (j->fn) {
-            ((pg_f32_layernorm_fn)j->fn)((size_t)n, x, g, b, j->eps, y);
+            j->fn->layernorm((size_t)n, x, g, b, j->eps, y);
             continue;
         }
         double m = 0, v = 0;
@@ -136,7 +136,7 @@ static void rmsnorm_rows(void *ctx, int64_t r0, int64_t r1)
         const float *x = j->X + r * n;
         float *y = j->Y + r * n;
         if (j->fn) {
-            ((pg_f32_rmsnorm_fn)j->fn)((size_t)n, x, g, j->eps, y);
+            j->fn->rmsnorm((size_t)n, x, g, j->eps, y);
             continue;
         }
         double s = 0;

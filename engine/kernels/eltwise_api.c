@@ -80,7 +80,7 @@ pg_status pg_kernel_unary(const char *op, int variant, size_t n, const float *x,
         return PG_OK;
     if (!x || !y)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_kernel_unary: %s is NULL", !x ? "x" : "y");
-    ((pg_f32_unary_fn)v->fn)(n, x, y);
+    v->fn.unary(n, x, y);
     return PG_OK;
 }
 
@@ -107,7 +107,7 @@ pg_status pg_kernel_binary(const char *op, int variant, size_t rows, size_t cols
     if (!rows_fit(rows, cols, b_row_stride))
         return pg_fail(PG_ERR_SHAPE, "pg_kernel_binary: b of %zu rows does not fit in memory", rows);
     /* vadd and vmul share one signature */
-    pg_f32_vmul_fn fn = (pg_f32_vmul_fn)v->fn;
+    pg_f32_binary_fn fn = v->fn.binary;
     for (size_t r = 0; r < rows; r++)
         fn(cols, a + r * cols, b + r * b_row_stride, y + r * cols);
     return PG_OK;
@@ -124,7 +124,7 @@ pg_status pg_kernel_softmax(int variant, size_t rows, size_t cols, const float *
     if (!isfinite(scale))
         return pg_fail(PG_ERR_INVALID_ARG, "pg_kernel_softmax: scale %g is not finite",
                        (double)scale);
-    pg_f32_softmax_fn fn = (pg_f32_softmax_fn)v->fn;
+    pg_f32_softmax_fn fn = v->fn.softmax;
     for (size_t r = 0; r < rows && cols; r++)
         fn(cols, x + r * ldx, scale, mask, y + r * ldy);
     return PG_OK;
@@ -146,7 +146,7 @@ pg_status pg_kernel_layernorm(int variant, size_t rows, size_t cols, const float
         return PG_OK;
     if (!gamma)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_kernel_layernorm: gamma is NULL");
-    pg_f32_layernorm_fn fn = (pg_f32_layernorm_fn)v->fn;
+    pg_f32_layernorm_fn fn = v->fn.layernorm;
     for (size_t r = 0; r < rows; r++)
         fn(cols, x + r * ldx, gamma, beta, eps, y + r * ldy);
     return PG_OK;
@@ -167,7 +167,7 @@ pg_status pg_kernel_rmsnorm(int variant, size_t rows, size_t cols, const float *
         return PG_OK;
     if (!gamma)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_kernel_rmsnorm: gamma is NULL");
-    pg_f32_rmsnorm_fn fn = (pg_f32_rmsnorm_fn)v->fn;
+    pg_f32_rmsnorm_fn fn = v->fn.rmsnorm;
     for (size_t r = 0; r < rows; r++)
         fn(cols, x + r * ldx, gamma, eps, y + r * ldy);
     return PG_OK;

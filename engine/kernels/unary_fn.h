@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
-typedef void (*pg_f32_unary_fn)(size_t n, const float *x, float *y);
+/* typedef void (*pg_f32_unary_fn)(size_t n, const float *x, float *y):
+ * the unary member of pg_kernel_fn, defined with the others there. */
+#include "kernel_fn.h"
 
 #endif

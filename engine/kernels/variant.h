@@ -4,7 +4,25 @@
  * last (required flags 0, so something always runs).  The same table drives
  * dispatch (pg_kernel_select), checkasm (every runnable variant against the
  * reference), the Python kernel API and the benchmarks, so adding a variant
- * is one line in one place. */
+ * is one line in one place.
+ *
+ * The entry point is typed: pg_variant.fn is the union of the families'
+ * function-pointer types (kernel_fn.h), and a table sets its family's member
+ * by name, with no cast, so the compiler checks every row against the
+ * family's prototype:
+ *
+ *     static const pg_variant variants[] = {
+ *         { "f32_gemm_6x16_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
+ *           .fn = { .sgemm = pg_f32_gemm_6x16_avx2_fma3 }, &p_6x16 },
+ *         ...
+ *     };
+ *     const pg_kernel_family pg_kernels_sgemm = { "sgemm", "...", variants,
+ *                                                 PG_COUNTOF(variants), PG_KERNEL_FN_sgemm };
+ *
+ * A caller reads the same member, again with no cast: v->fn.sgemm(mr, ...).
+ * fn_member records which member the family's rows set, for code that only
+ * knows the family at run time (checkasm checks that a check's declare_func
+ * names it; its external mode stores a dlsym'd symbol into it). */
 #ifndef PG_KERNELS_VARIANT_H
 #define PG_KERNELS_VARIANT_H
 
@@ -12,12 +30,13 @@
 #include <stdint.h>
 
 #include "peregrine.h"
+#include "kernel_fn.h"
 
 typedef struct pg_variant {
     const char *name;     /* spells out the tile and the ISA: f32_gemm_6x16_avx2_fma3 */
     const char *isa;      /* "avx2", "neon", "c" */
     uint64_t    required; /* pg_cpu_flag bits */
-    const void *fn;       /* the entry point, cast by the op's own header */
+    pg_kernel_fn fn;      /* the entry point: the family's member (kernel_fn.h) */
     const void *params;   /* op-specific data (tile sizes), may be NULL */
 } pg_variant;
 
@@ -26,6 +45,7 @@ typedef struct pg_kernel_family {
     const char *description;
     const pg_variant *variants; /* best first, C reference last */
     int count;
+    pg_kernel_fn_member fn_member; /* the member of pg_kernel_fn its variants set */
 } pg_kernel_family;
 
 /* The variant dispatch picks for op under the current mask. */

@@ -194,6 +194,6 @@ void llm_attention(pg_llm *m, int layer)
     size_t kd = (size_t)m->hp.n_head_kv * m->hp.head_dim;
     att_ctx c = { m, m->k_cache + (size_t)layer * m->n_ctx * kd,
                   m->v_cache + (size_t)layer * m->n_ctx * kd,
-                  (pg_f32_softmax_fn)m->kern[LLM_K_SOFTMAX]->fn, m->att_acc };
+                  m->kern[LLM_K_SOFTMAX]->fn.softmax, m->att_acc };
     pg_parallel_for((size_t)m->hp.n_head, att_task, &c, m->threads);
 }

@@ -87,9 +87,9 @@ static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_v
 /* One batch through every step. */
 static void forward(pg_llm *m)
 {
-    pg_f32_silu_fn silu = (pg_f32_silu_fn)m->kern[LLM_K_SILU]->fn;
-    pg_f32_vadd_fn vadd = (pg_f32_vadd_fn)m->kern[LLM_K_VADD]->fn;
-    pg_f32_vmul_fn vmul = (pg_f32_vmul_fn)m->kern[LLM_K_VMUL]->fn;
+    pg_f32_silu_fn silu = m->kern[LLM_K_SILU]->fn.unary;
+    pg_f32_vadd_fn vadd = m->kern[LLM_K_VADD]->fn.binary;
+    pg_f32_vmul_fn vmul = m->kern[LLM_K_VMUL]->fn.binary;
     for (int i = 0; i < m->n_steps; i++)
         run_step(m, &m->steps[i], silu, vadd, vmul);
 }

@@ -32,8 +32,8 @@ size_t llm_act_row_bytes(int act_type, size_t K)
 
 void llm_quantize_rows(const pg_llm *m, int act_type, size_t M, size_t K, const float *x, void *act)
 {
-    pg_quantize_row_fn q = (pg_quantize_row_fn)
-        m->kern[act_type == PG_GGML_Q8_1 ? LLM_K_QUANTIZE_Q8_1 : LLM_K_QUANTIZE_Q8_0]->fn;
+    pg_quantize_row_fn q =
+        m->kern[act_type == PG_GGML_Q8_1 ? LLM_K_QUANTIZE_Q8_1 : LLM_K_QUANTIZE_Q8_0]->fn.quantize;
     size_t rb = llm_act_row_bytes(act_type, K);
     for (size_t m = 0; m < M; m++)
         q(K, x + m * K, (uint8_t *)act + m * rb);
@@ -72,8 +72,8 @@ void llm_matmul(const pg_llm *m, const llm_weight *W, size_t M, const void *act,
                 size_t ldo)
 {
     mm_ctx c = { W, M, 0, act, llm_act_row_bytes(W->act_type, W->K), out, ldo,
-                 (pg_qgemv_fn)m->kern[llm_gemv_role(W->type)]->fn,
-                 (pg_qgemm_fn)m->kern[llm_gemm_role(W->type)]->fn };
+                 m->kern[llm_gemv_role(W->type)]->fn.qgemv,
+                 m->kern[llm_gemm_role(W->type)]->fn.qgemm };
     size_t nt = (size_t)pg_threads_resolve(m->threads);
     if (nt <= 1 || W->N < 2 * MIN_ROWS_PER_TASK) {
         mm_rows(&c, 0, W->N);

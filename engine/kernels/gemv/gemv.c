@@ -54,7 +54,7 @@ pg_status pg_gemv(int variant, size_t N, size_t K, const float *x, const float *
         return pg_fail(PG_ERR_SHAPE, "pg_gemv: B of %zu x %zu (ldb %zu) does not fit in memory",
                        K, N, ldb);
 
-    gemv_job job = { (pg_f32_gemv_fn)v->fn, N, K, ldb, N, x, B, bias, y };
+    gemv_job job = { v->fn.gemv, N, K, ldb, N, x, B, bias, y };
     size_t threads = (size_t)pg_threads_resolve(0);
     if (N / GEMV_MIN_SLICE < threads)
         threads = N / GEMV_MIN_SLICE;

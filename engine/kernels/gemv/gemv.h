@@ -20,8 +20,7 @@
 
 #include "../variant.h"
 
-typedef void (*pg_f32_gemv_fn)(size_t N, size_t K, const float *x, const float *B, size_t ldb,
-                               const float *bias, float *y);
+/* The entry point: pg_f32_gemv_fn, the gemv member of pg_kernel_fn (kernel_fn.h). */
 
 void pg_f32_gemv_c(size_t N, size_t K, const float *x, const float *B, size_t ldb,
                    const float *bias, float *y);

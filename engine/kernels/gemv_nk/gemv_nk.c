@@ -50,7 +50,7 @@ pg_status pg_gemv_nk(int variant, size_t N, size_t K, const float *x, const floa
         return pg_fail(PG_ERR_SHAPE, "pg_gemv_nk: W of %zu x %zu (ldw %zu) does not fit in memory",
                        N, K, ldw);
 
-    gemv_nk_job job = { (pg_f32_gemv_nk_fn)v->fn, N, K, ldw, N, x, W, bias, y };
+    gemv_nk_job job = { v->fn.gemv_nk, N, K, ldw, N, x, W, bias, y };
     size_t threads = (size_t)pg_threads_resolve(0);
     if (N / GEMV_NK_MIN_ROWS < threads)
         threads = N / GEMV_NK_MIN_ROWS;

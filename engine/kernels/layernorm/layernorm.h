@@ -16,8 +16,7 @@
 
 #include "../variant.h"
 
-typedef void (*pg_f32_layernorm_fn)(size_t n, const float *x, const float *gamma,
-                                    const float *beta, float eps, float *y);
+/* The entry point: pg_f32_layernorm_fn, the layernorm member of pg_kernel_fn (kernel_fn.h). */
 
 void pg_f32_layernorm_c(size_t n, const float *x, const float *gamma, const float *beta,
                         float eps, float *y);

@@ -21,7 +21,7 @@ pg_status pg_quantize_activations(int type, const float *x, void *out, int64_t n
         return pg_fail(PG_ERR_SHAPE, "pg_quantize_activations: n = %lld is not a multiple of 32",
                        (long long)n);
     const pg_variant *v = pick(op, -1);
-    ((pg_quantize_row_fn)v->fn)((size_t)n, x, out);
+    v->fn.quantize((size_t)n, x, out);
     return PG_OK;
 }
 
@@ -38,6 +38,6 @@ pg_status pg_qdot(int variant, int wtype, int64_t n, const void *w, const void *
     const pg_variant *v = pick(op, variant);
     if (!v)
         return pg_last_status();
-    ((pg_vec_dot_fn)v->fn)((size_t)n, w, a, out);
+    v->fn.vec_dot((size_t)n, w, a, out);
     return PG_OK;
 }

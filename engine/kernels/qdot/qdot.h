@@ -24,10 +24,9 @@
 
 #include "../variant.h"
 
-/* n (a multiple of 32) activations -> n / 32 blocks at y. */
-typedef void (*pg_quantize_row_fn)(size_t n, const float *x, void *y);
-/* *s = dot of n elements: weights w (blocks) . activations a (blocks). */
-typedef void (*pg_vec_dot_fn)(size_t n, const void *w, const void *a, float *s);
+/* The entry points, members of pg_kernel_fn (kernel_fn.h):
+ *   pg_quantize_row_fn (quantize): n (a multiple of 32) activations -> n / 32 blocks at y;
+ *   pg_vec_dot_fn (vec_dot): *s = dot of n elements, weights w (blocks) . activations a (blocks). */
 
 void pg_quantize_row_q8_0_c(size_t n, const float *x, void *y);
 void pg_quantize_row_q8_1_c(size_t n, const float *x, void *y);

@@ -67,7 +67,7 @@ pg_status pg_qgemm(int variant, int wtype, size_t M, size_t N, size_t K, const v
     if (!X)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_qgemm: X is NULL");
 
-    qgemm_job job = { (pg_qgemm_fn)v->fn, M, N, K, ldw, ldx, ldc, N, W, X, C };
+    qgemm_job job = { v->fn.qgemm, M, N, K, ldw, ldx, ldc, N, W, X, C };
     size_t nt = (size_t)pg_threads_resolve(threads);
     if (N / QGEMM_MIN_ROWS < nt)
         nt = N / QGEMM_MIN_ROWS;

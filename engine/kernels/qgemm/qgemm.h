@@ -21,8 +21,7 @@
 
 #include "../variant.h"
 
-typedef void (*pg_qgemm_fn)(size_t M, size_t N, size_t K, const void *W, size_t ldw,
-                            const void *X, size_t ldx, float *C, size_t ldc);
+/* The entry point: pg_qgemm_fn, the qgemm member of pg_kernel_fn (kernel_fn.h). */
 
 #define PG_QGEMM_DECLARE(t, isa)                                                          \
     void pg_q##t##_gemm_##isa(size_t M, size_t N, size_t K, const void *W, size_t ldw, \

@@ -6,38 +6,40 @@
 #define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_F16C)
 
 #if defined(__x86_64__)
-#define ASM_ROWS(t)                                                                       \
-    { "q" #t "_gemm_4x1_avxvnni", "avxvnni", X86_AVX2 | PG_CPU_AVXVNNI,                   \
-      (const void *)pg_q##t##_gemm_4x1_avxvnni, NULL },                                   \
-    { "q" #t "_gemm_4x1_avx2", "avx2", X86_AVX2, (const void *)pg_q##t##_gemm_4x1_avx2, NULL },
+#define ASM_ROWS(t)                                                                        \
+    { "q" #t "_gemm_4x1_avxvnni", "avxvnni", X86_AVX2 | PG_CPU_AVXVNNI,                    \
+      .fn = { .qgemm = pg_q##t##_gemm_4x1_avxvnni }, NULL },                               \
+    { "q" #t "_gemm_4x1_avx2", "avx2", X86_AVX2,                                           \
+      .fn = { .qgemm = pg_q##t##_gemm_4x1_avx2 }, NULL },
 #elif defined(__aarch64__)
-#define ASM_ROWS(t)                                                                       \
-    { "q" #t "_gemm_4x1_dotprod", "dotprod", PG_CPU_NEON | PG_CPU_DOTPROD,                \
-      (const void *)pg_q##t##_gemm_4x1_dotprod, NULL },                                   \
-    { "q" #t "_gemm_4x1_neon", "neon", PG_CPU_NEON, (const void *)pg_q##t##_gemm_4x1_neon, NULL },
+#define ASM_ROWS(t)                                                                        \
+    { "q" #t "_gemm_4x1_dotprod", "dotprod", PG_CPU_NEON | PG_CPU_DOTPROD,                 \
+      .fn = { .qgemm = pg_q##t##_gemm_4x1_dotprod }, NULL },                               \
+    { "q" #t "_gemm_4x1_neon", "neon", PG_CPU_NEON,                                        \
+      .fn = { .qgemm = pg_q##t##_gemm_4x1_neon }, NULL },
 #else
 #define ASM_ROWS(t)
 #endif
 
 static const pg_variant q4_0[] = {
     ASM_ROWS(4_0_q8_0)
-    { "q4_0_q8_0_gemm_c", "c", 0, (const void *)pg_q4_0_q8_0_gemm_c, NULL },
+    { "q4_0_q8_0_gemm_c", "c", 0, .fn = { .qgemm = pg_q4_0_q8_0_gemm_c }, NULL },
 };
 static const pg_variant q4_1[] = {
     ASM_ROWS(4_1_q8_1)
-    { "q4_1_q8_1_gemm_c", "c", 0, (const void *)pg_q4_1_q8_1_gemm_c, NULL },
+    { "q4_1_q8_1_gemm_c", "c", 0, .fn = { .qgemm = pg_q4_1_q8_1_gemm_c }, NULL },
 };
 static const pg_variant q8_0[] = {
     ASM_ROWS(8_0_q8_0)
-    { "q8_0_q8_0_gemm_c", "c", 0, (const void *)pg_q8_0_q8_0_gemm_c, NULL },
+    { "q8_0_q8_0_gemm_c", "c", 0, .fn = { .qgemm = pg_q8_0_q8_0_gemm_c }, NULL },
 };
 
 const pg_kernel_family pg_kernels_qgemm_q4_0 = { "qgemm_q4_0", "C = X . W^T, W q4_0 rows (N x K), X q8_0 rows (M x K)",
-                                 q4_0, PG_COUNTOF(q4_0) };
+                                 q4_0, PG_COUNTOF(q4_0), PG_KERNEL_FN_qgemm };
 const pg_kernel_family pg_kernels_qgemm_q4_1 = { "qgemm_q4_1", "C = X . W^T, W q4_1 rows (N x K), X q8_1 rows (M x K)",
-                                 q4_1, PG_COUNTOF(q4_1) };
+                                 q4_1, PG_COUNTOF(q4_1), PG_KERNEL_FN_qgemm };
 const pg_kernel_family pg_kernels_qgemm_q8_0 = { "qgemm_q8_0", "C = X . W^T, W q8_0 rows (N x K), X q8_0 rows (M x K)",
-                                 q8_0, PG_COUNTOF(q8_0) };
+                                 q8_0, PG_COUNTOF(q8_0), PG_KERNEL_FN_qgemm };
 
 const pg_kernel_family *pg_qgemm_family(int wtype)
 {

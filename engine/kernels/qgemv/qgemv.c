@@ -39,7 +39,7 @@ pg_status pg_quantize_row_q8(int variant, int type, size_t n, const float *x, vo
         return PG_OK;
     if (!x || !out)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_quantize_row_q8: %s is NULL", !x ? "x" : "out");
-    ((pg_quantize_row_fn)v->fn)(n, x, out);
+    v->fn.quantize(n, x, out);
     return PG_OK;
 }
 
@@ -107,7 +107,7 @@ pg_status pg_qgemv(int variant, int wtype, size_t N, size_t K, const void *W, si
     if (!x)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_qgemv: x is NULL");
 
-    qgemv_job job = { (pg_qgemv_fn)v->fn, N, K, ldw, N, W, x, y };
+    qgemv_job job = { v->fn.qgemv, N, K, ldw, N, W, x, y };
     size_t nt = (size_t)pg_threads_resolve(threads);
     if (N / QGEMV_MIN_ROWS < nt)
         nt = N / QGEMV_MIN_ROWS;

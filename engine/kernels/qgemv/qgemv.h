@@ -22,9 +22,8 @@
 
 #include "../variant.h"
 
-/* K a multiple of 32 (the driver checks); ldw in bytes. */
-typedef void (*pg_qgemv_fn)(size_t N, size_t K, const void *W, size_t ldw, const void *x,
-                            float *y);
+/* The entry point: pg_qgemv_fn, the qgemv member of pg_kernel_fn (kernel_fn.h).
+ * K a multiple of 32 (the driver checks); ldw in bytes. */
 
 #define PG_QGEMV_DECLARE(isa)                                                                  \
     void pg_q4_0_q8_0_gemv_##isa(size_t N, size_t K, const void *W, size_t ldw, const void *x, \

@@ -8,38 +8,40 @@
 #define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_F16C)
 
 #if defined(__x86_64__)
-#define ASM_ROWS(t)                                                                       \
-    { "q" #t "_gemv_4row_avxvnni", "avxvnni", X86_AVX2 | PG_CPU_AVXVNNI,                  \
-      (const void *)pg_q##t##_gemv_4row_avxvnni, NULL },                                  \
-    { "q" #t "_gemv_4row_avx2", "avx2", X86_AVX2, (const void *)pg_q##t##_gemv_4row_avx2, NULL },
+#define ASM_ROWS(t)                                                                        \
+    { "q" #t "_gemv_4row_avxvnni", "avxvnni", X86_AVX2 | PG_CPU_AVXVNNI,                   \
+      .fn = { .qgemv = pg_q##t##_gemv_4row_avxvnni }, NULL },                              \
+    { "q" #t "_gemv_4row_avx2", "avx2", X86_AVX2,                                          \
+      .fn = { .qgemv = pg_q##t##_gemv_4row_avx2 }, NULL },
 #elif defined(__aarch64__)
-#define ASM_ROWS(t)                                                                       \
-    { "q" #t "_gemv_4row_dotprod", "dotprod", PG_CPU_NEON | PG_CPU_DOTPROD,               \
-      (const void *)pg_q##t##_gemv_4row_dotprod, NULL },                                  \
-    { "q" #t "_gemv_4row_neon", "neon", PG_CPU_NEON, (const void *)pg_q##t##_gemv_4row_neon, NULL },
+#define ASM_ROWS(t)                                                                        \
+    { "q" #t "_gemv_4row_dotprod", "dotprod", PG_CPU_NEON | PG_CPU_DOTPROD,                \
+      .fn = { .qgemv = pg_q##t##_gemv_4row_dotprod }, NULL },                              \
+    { "q" #t "_gemv_4row_neon", "neon", PG_CPU_NEON,                                       \
+      .fn = { .qgemv = pg_q##t##_gemv_4row_neon }, NULL },
 #else
 #define ASM_ROWS(t)
 #endif
 
 static const pg_variant q4_0[] = {
     ASM_ROWS(4_0_q8_0)
-    { "q4_0_q8_0_gemv_c", "c", 0, (const void *)pg_q4_0_q8_0_gemv_c, NULL },
+    { "q4_0_q8_0_gemv_c", "c", 0, .fn = { .qgemv = pg_q4_0_q8_0_gemv_c }, NULL },
 };
 static const pg_variant q4_1[] = {
     ASM_ROWS(4_1_q8_1)
-    { "q4_1_q8_1_gemv_c", "c", 0, (const void *)pg_q4_1_q8_1_gemv_c, NULL },
+    { "q4_1_q8_1_gemv_c", "c", 0, .fn = { .qgemv = pg_q4_1_q8_1_gemv_c }, NULL },
 };
 static const pg_variant q8_0[] = {
     ASM_ROWS(8_0_q8_0)
-    { "q8_0_q8_0_gemv_c", "c", 0, (const void *)pg_q8_0_q8_0_gemv_c, NULL },
+    { "q8_0_q8_0_gemv_c", "c", 0, .fn = { .qgemv = pg_q8_0_q8_0_gemv_c }, NULL },
 };
 
 const pg_kernel_family pg_kernels_qgemv_q4_0 = { "qgemv_q4_0", "y = W . x, W q4_0 rows (N x K), x q8_0, M = 1",
-                                 q4_0, PG_COUNTOF(q4_0) };
+                                 q4_0, PG_COUNTOF(q4_0), PG_KERNEL_FN_qgemv };
 const pg_kernel_family pg_kernels_qgemv_q4_1 = { "qgemv_q4_1", "y = W . x, W q4_1 rows (N x K), x q8_1, M = 1",
-                                 q4_1, PG_COUNTOF(q4_1) };
+                                 q4_1, PG_COUNTOF(q4_1), PG_KERNEL_FN_qgemv };
 const pg_kernel_family pg_kernels_qgemv_q8_0 = { "qgemv_q8_0", "y = W . x, W q8_0 rows (N x K), x q8_0, M = 1",
-                                 q8_0, PG_COUNTOF(q8_0) };
+                                 q8_0, PG_COUNTOF(q8_0), PG_KERNEL_FN_qgemv };
 
 const pg_kernel_family *pg_qgemv_family(int wtype)
 {

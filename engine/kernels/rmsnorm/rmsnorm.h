@@ -12,8 +12,7 @@
 
 #include "../variant.h"
 
-typedef void (*pg_f32_rmsnorm_fn)(size_t n, const float *x, const float *gamma, float eps,
-                                  float *y);
+/* The entry point: pg_f32_rmsnorm_fn, the rmsnorm member of pg_kernel_fn (kernel_fn.h). */
 
 void pg_f32_rmsnorm_c(size_t n, const float *x, const float *gamma, float eps, float *y);
 void pg_f32_rmsnorm_avx2_fma3(size_t n, const float *x, const float *gamma, float eps, float *y);

@@ -20,19 +20,19 @@
 /* ep->flags */
 #define PG_SGEMM_ACCUMULATE 1u  /* C = C + A*B instead of C = A*B */
 
-/* What the microkernel does after the products (layout read by the asm). */
-typedef struct pg_sgemm_epilogue {
+/* What the microkernel does after the products (layout read by the asm);
+ * the typedef pg_sgemm_epilogue is in kernel_fn.h. */
+struct pg_sgemm_epilogue {
     const float *bias;   /* @0: bias of the tile's first column, or NULL */
     int32_t act;         /* @8: pg_act (PG_ACT_NONE, PG_ACT_RELU, PG_ACT_GELU) */
     uint32_t flags;      /* @12: PG_SGEMM_ACCUMULATE */
-} pg_sgemm_epilogue;
+};
 
 /* One tile: mr in 1..MR rows, nr in 1..NR columns, k >= 0 (k = 0 gives the
  * epilogue of a zero product).  a: row i at a + i*lda.  b: k rows of NR
- * floats (the panel's slice, row stride NR).  c: row i at c + i*ldc. */
-typedef void (*pg_sgemm_ukernel_fn)(size_t mr, size_t nr, size_t k,
-                                    const float *a, size_t lda, const float *b,
-                                    float *c, size_t ldc, const pg_sgemm_epilogue *ep);
+ * floats (the panel's slice, row stride NR).  c: row i at c + i*ldc.
+ * The entry point: pg_sgemm_ukernel_fn, the sgemm member of pg_kernel_fn
+ * (kernel_fn.h). */
 
 /* params of every sgemm variant */
 typedef struct pg_sgemm_params {

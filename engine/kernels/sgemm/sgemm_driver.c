@@ -176,7 +176,7 @@ pg_status pg_sgemm_packed(size_t M, const float *A, size_t lda, const pg_packed_
     }
     const pg_sgemm_params *prm = B->variant->params;
     gemm_job j = {
-        .kernel = (pg_sgemm_ukernel_fn)B->variant->fn,
+        .kernel = B->variant->fn.sgemm,
         .mr = (size_t)prm->mr, .nr = B->nr,
         .M = M, .N = N, .K = K, .A = A, .lda = lda, .B = B->data,
         .bias = bias, .act = act, .C = C, .ldc = ldc,

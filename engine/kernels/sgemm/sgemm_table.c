@@ -15,15 +15,15 @@ static const pg_variant variants[] = {
     { "f32_gemm_12x32_avx512f", "avx512",
       PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | PG_CPU_AVX2 |
           PG_CPU_FMA,
-      (const void *)pg_f32_gemm_12x32_avx512f, &p_12x32 },
+      .fn = { .sgemm = pg_f32_gemm_12x32_avx512f }, &p_12x32 },
     { "f32_gemm_6x16_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
-      (const void *)pg_f32_gemm_6x16_avx2_fma3, &p_6x16 },
+      .fn = { .sgemm = pg_f32_gemm_6x16_avx2_fma3 }, &p_6x16 },
 #endif
 #if defined(__aarch64__)
-    { "f32_gemm_8x12_neon", "neon", PG_CPU_NEON, (const void *)pg_f32_gemm_8x12_neon, &p_8x12 },
+    { "f32_gemm_8x12_neon", "neon", PG_CPU_NEON, .fn = { .sgemm = pg_f32_gemm_8x12_neon }, &p_8x12 },
 #endif
-    { "f32_gemm_4x8_c", "c", 0, (const void *)pg_f32_gemm_4x8_c, &p_4x8 },
+    { "f32_gemm_4x8_c", "c", 0, .fn = { .sgemm = pg_f32_gemm_4x8_c }, &p_4x8 },
 };
 
 const pg_kernel_family pg_kernels_sgemm = { "sgemm", "C = A*B (+bias) (+ReLU/GELU), fp32, B packed once",
-                            variants, PG_COUNTOF(variants) };
+                            variants, PG_COUNTOF(variants), PG_KERNEL_FN_sgemm };

@@ -3,12 +3,12 @@
 
 static const pg_variant variants[] = {
 #if defined(__x86_64__)
-    { "f32_sigmoid_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA, (const void *)pg_f32_sigmoid_avx2_fma3, NULL },
+    { "f32_sigmoid_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA, .fn = { .unary = pg_f32_sigmoid_avx2_fma3 }, NULL },
 #endif
 #if defined(__aarch64__)
-    { "f32_sigmoid_neon", "neon", PG_CPU_NEON, (const void *)pg_f32_sigmoid_neon, NULL },
+    { "f32_sigmoid_neon", "neon", PG_CPU_NEON, .fn = { .unary = pg_f32_sigmoid_neon }, NULL },
 #endif
-    { "f32_sigmoid_c", "c", 0, (const void *)pg_f32_sigmoid_c, NULL },
+    { "f32_sigmoid_c", "c", 0, .fn = { .unary = pg_f32_sigmoid_c }, NULL },
 };
 
-const pg_kernel_family pg_kernels_sigmoid = { "sigmoid", "y = 1 / (1 + exp(-x)) elementwise (fp32)", variants, PG_COUNTOF(variants) };
+const pg_kernel_family pg_kernels_sigmoid = { "sigmoid", "y = 1 / (1 + exp(-x)) elementwise (fp32)", variants, PG_COUNTOF(variants), PG_KERNEL_FN_unary };

@@ -3,12 +3,12 @@
 
 static const pg_variant variants[] = {
 #if defined(__x86_64__)
-    { "f32_silu_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA, (const void *)pg_f32_silu_avx2_fma3, NULL },
+    { "f32_silu_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA, .fn = { .unary = pg_f32_silu_avx2_fma3 }, NULL },
 #endif
 #if defined(__aarch64__)
-    { "f32_silu_neon", "neon", PG_CPU_NEON, (const void *)pg_f32_silu_neon, NULL },
+    { "f32_silu_neon", "neon", PG_CPU_NEON, .fn = { .unary = pg_f32_silu_neon }, NULL },
 #endif
-    { "f32_silu_c", "c", 0, (const void *)pg_f32_silu_c, NULL },
+    { "f32_silu_c", "c", 0, .fn = { .unary = pg_f32_silu_c }, NULL },
 };
 
-const pg_kernel_family pg_kernels_silu = { "silu", "y = x * sigmoid(x) elementwise (fp32)", variants, PG_COUNTOF(variants) };
+const pg_kernel_family pg_kernels_silu = { "silu", "y = x * sigmoid(x) elementwise (fp32)", variants, PG_COUNTOF(variants), PG_KERNEL_FN_unary };

@@ -24,8 +24,7 @@
 
 #include "../variant.h"
 
-typedef void (*pg_f32_softmax_fn)(size_t n, const float *x, float scale, const float *mask,
-                                  float *y);
+/* The entry point: pg_f32_softmax_fn, the softmax member of pg_kernel_fn (kernel_fn.h). */
 
 void pg_f32_softmax_c(size_t n, const float *x, float scale, const float *mask, float *y);
 void pg_f32_softmax_avx2_fma3(size_t n, const float *x, float scale, const float *mask, float *y);

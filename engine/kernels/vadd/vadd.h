@@ -6,7 +6,8 @@
 
 #include "../variant.h"
 
-typedef void (*pg_f32_vadd_fn)(size_t n, const float *a, const float *b, float *y);
+/* the binary member of pg_kernel_fn (kernel_fn.h), shared with vmul */
+typedef pg_f32_binary_fn pg_f32_vadd_fn;
 
 void pg_f32_vadd_c(size_t n, const float *a, const float *b, float *y);
 void pg_f32_vadd_avx2(size_t n, const float *a, const float *b, float *y);

@@ -1,0 +1,93 @@
+/* kernel_fn.h - the entry-point type of every kernel family, and the union
+ * pg_variant.fn holds it in.
+ *
+ * One line per member in PG_KERNEL_FN_LIST: the union member's name, its
+ * function-pointer typedef, the return type and the parameters.  From that
+ * one list come
+ *
+ *   - the typedef              pg_sgemm_ukernel_fn = void (*)(size_t mr, ...)
+ *   - the member               pg_kernel_fn.sgemm, of that type
+ *   - the member's tag         PG_KERNEL_FN_sgemm (pg_kernel_family.fn_member)
+ *   - the trampoline's view    pg_kernel_fn_sgemm_checked = void (void *, size_t mr, ...):
+ *                              the same parameters after one leading pointer,
+ *                              which checkasm's call_new() calls through
+ *
+ * so a variant table row (.fn = { .sgemm = pg_f32_gemm_6x16_avx2_fma3 }),
+ * a caller (v->fn.sgemm(...)) and a check (declare_func(sgemm)) all see the
+ * one prototype, and the compiler rejects any row or call that disagrees.
+ *
+ * Families whose kernels share a signature share a member: binary (vadd,
+ * vmul), unary (vexp, sigmoid, silu, tanh, gelu_erf, gelu_tanh), quantize
+ * (quantize_q8_0, quantize_q8_1), vec_dot (the qdot_*), qgemv and qgemm (one
+ * family per weight type).  Each family's header keeps its own name for its
+ * type where it had one (pg_f32_vadd_fn is pg_f32_binary_fn).
+ *
+ * A new signature is one line here (no header of a family is included, so
+ * every family can include this one: variant.h does). */
+#ifndef PG_KERNELS_KERNEL_FN_H
+#define PG_KERNELS_KERNEL_FN_H
+
+#include <stddef.h>
+
+/* sgemm's epilogue, defined in sgemm/sgemm.h (the microkernel reads it by
+ * pointer only) */
+typedef struct pg_sgemm_epilogue pg_sgemm_epilogue;
+
+/* ENTRY_(member, typedef name, return type, parameters...) */
+#define PG_KERNEL_FN_LIST(ENTRY_)                                                              \
+    /* vadd, vmul: y[i] = a[i] op b[i] */                                                      \
+    ENTRY_(binary, pg_f32_binary_fn, void, size_t n, const float *a, const float *b, float *y) \
+    /* vexp, sigmoid, silu, tanh, gelu_erf, gelu_tanh: y[i] = f(x[i]) (unary_fn.h) */          \
+    ENTRY_(unary, pg_f32_unary_fn, void, size_t n, const float *x, float *y)                   \
+    /* one MR x NR tile of C (sgemm/sgemm.h) */                                                \
+    ENTRY_(sgemm, pg_sgemm_ukernel_fn, void, size_t mr, size_t nr, size_t k, const float *a,   \
+           size_t lda, const float *b, float *c, size_t ldc, const pg_sgemm_epilogue *ep)     \
+    /* y = x . B (+ bias), B K x N (gemv/gemv.h) */                                            \
+    ENTRY_(gemv, pg_f32_gemv_fn, void, size_t N, size_t K, const float *x, const float *B,     \
+           size_t ldb, const float *bias, float *y)                                            \
+    /* y = W . x (+ bias), W N x K (gemv_nk/gemv_nk.h) */                                      \
+    ENTRY_(gemv_nk, pg_f32_gemv_nk_fn, void, size_t N, size_t K, const float *x,               \
+           const float *W, size_t ldw, const float *bias, float *y)                            \
+    /* one row of softmax(scale * x + mask) (softmax/softmax.h) */                             \
+    ENTRY_(softmax, pg_f32_softmax_fn, void, size_t n, const float *x, float scale,            \
+           const float *mask, float *y)                                                        \
+    /* one row of layernorm (layernorm/layernorm.h) */                                         \
+    ENTRY_(layernorm, pg_f32_layernorm_fn, void, size_t n, const float *x, const float *gamma, \
+           const float *beta, float eps, float *y)                                             \
+    /* one row of rmsnorm (rmsnorm/rmsnorm.h) */                                               \
+    ENTRY_(rmsnorm, pg_f32_rmsnorm_fn, void, size_t n, const float *x, const float *gamma,     \
+           float eps, float *y)                                                                \
+    /* n activations -> n / 32 blocks (qdot/qdot.h) */                                         \
+    ENTRY_(quantize, pg_quantize_row_fn, void, size_t n, const float *x, void *y)              \
+    /* *s = weights w . activations a, n elements in blocks (qdot/qdot.h) */                   \
+    ENTRY_(vec_dot, pg_vec_dot_fn, void, size_t n, const void *w, const void *a, float *s)     \
+    /* y = W . x, W quantised rows (qgemv/qgemv.h) */                                          \
+    ENTRY_(qgemv, pg_qgemv_fn, void, size_t N, size_t K, const void *W, size_t ldw,            \
+           const void *x, float *y)                                                            \
+    /* C = X . W^T, W and X quantised rows (qgemm/qgemm.h) */                                  \
+    ENTRY_(qgemm, pg_qgemm_fn, void, size_t M, size_t N, size_t K, const void *W, size_t ldw,  \
+           const void *X, size_t ldx, float *C, size_t ldc)
+
+#define PG_KERNEL_FN_TYPEDEFS_(member, name, ret, ...)                                         \
+    typedef ret (*name)(__VA_ARGS__);                                                          \
+    typedef ret pg_kernel_fn_##member##_checked(void *, __VA_ARGS__);
+PG_KERNEL_FN_LIST(PG_KERNEL_FN_TYPEDEFS_)
+#undef PG_KERNEL_FN_TYPEDEFS_
+
+/* A variant's entry point: exactly one member is set, the one its family's
+ * fn_member names. */
+typedef union pg_kernel_fn {
+#define PG_KERNEL_FN_MEMBER_(member, name, ...) name member;
+    PG_KERNEL_FN_LIST(PG_KERNEL_FN_MEMBER_)
+#undef PG_KERNEL_FN_MEMBER_
+} pg_kernel_fn;
+
+/* Which member a family's table sets (pg_kernel_family.fn_member). */
+typedef enum pg_kernel_fn_member {
+    PG_KERNEL_FN_none = 0, /* a family that forgot to say */
+#define PG_KERNEL_FN_TAG_(member, ...) PG_KERNEL_FN_##member,
+    PG_KERNEL_FN_LIST(PG_KERNEL_FN_TAG_)
+#undef PG_KERNEL_FN_TAG_
+} pg_kernel_fn_member;
+
+#endif
