@@ -2,7 +2,9 @@
  *
  *   peregrine info      the CPU, the dispatch level and the variant each op picks
  *   peregrine run       generate text with a GGUF decoder (cmd_run.c)
- */
+ *
+ * Exit status 0, 1 for a runtime failure, 2 for a bad command line; every
+ * error is one line on stderr (pg_cli_error, cmd_run.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,8 +26,7 @@ static int cmd_info(void)
 {
     pg_cpu_info ci;
     if (pg_cpu_get_info(&ci) != PG_OK) {
-        fprintf(stderr, "peregrine: %s\n", pg_last_error());
-        return 1;
+        return pg_cli_error(PG_CLI_RUNTIME, "peregrine info", "%s", pg_last_error());
     }
     printf("Peregrine %s\n", pg_version());
     printf("cpu      %s %s%s%s\n", ci.arch, ci.vendor, ci.brand[0] ? " / " : "", ci.brand);
@@ -52,29 +53,56 @@ static int cmd_info(void)
     return 0;
 }
 
+static void info_usage(FILE *f)
+{
+    fprintf(f, "usage: peregrine info\n"
+               "The CPU, its features and caches, the dispatch level and the kernel variant\n"
+               "each kernel family picks.  No options (-h, --help: this help on stdout).\n"
+               "environment: PEREGRINE_CPU_MASK=LEVEL restricts dispatch (c, avx2, neon, ...)\n"
+               "Exit status: 0 success; 1 the CPU could not be read; 2 usage error (any\n"
+               "argument).  Each error is one line on stderr starting with \"peregrine info: \".\n");
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: peregrine info | peregrine run -m FILE -p PROMPT [-n N] [-t T] [--chat] ...\n"
+    fprintf(f, "usage: peregrine info | peregrine run -m FILE -p PROMPT [options]\n"
                "  info   CPU features, caches, dispatch level and the kernel each op uses\n"
-               "  run    generate text with a GGUF model (peregrine run --help)\n"
-               "environment: PEREGRINE_CPU_MASK=LEVEL restricts dispatch (c, avx2, neon, ...)\n");
+               "         (peregrine info --help)\n"
+               "  run    generate text with a GGUF model; options and their limits:\n"
+               "         peregrine run --help\n"
+               "  -h, --help   this help on stdout, exit status 0\n"
+               "environment: PEREGRINE_CPU_MASK=LEVEL restricts dispatch (c, avx2, neon, ...)\n"
+               "Exit status: 0 success; 1 runtime failure (a model file that cannot be read or\n"
+               "used, an engine error); 2 usage error (unknown command or option, a missing,\n"
+               "malformed or out-of-range value).  Each error is one line on stderr starting\n"
+               "with \"peregrine: \" (or \"peregrine run: \", \"peregrine info: \").\n");
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
-    }
-    if (!strcmp(argv[1], "info"))
-        return cmd_info();
-    if (!strcmp(argv[1], "run"))
-        return cmd_run(argc, argv);
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    if (argc < 2)
+        return pg_cli_error(PG_CLI_USAGE, "peregrine", "missing command (usage: peregrine info | "
+                            "peregrine run -m FILE -p PROMPT [options]; see peregrine --help)");
+    const char *c = argv[1];
+    if (!strcmp(c, "-h") || !strcmp(c, "--help")) {
         usage(stdout);
-        return 0;
+        return PG_CLI_OK;
     }
-    fprintf(stderr, "peregrine: unknown command '%s'\n", argv[1]);
-    usage(stderr);
-    return 2;
+    if (!strcmp(c, "run"))
+        return cmd_run(argc, argv);
+    if (!strcmp(c, "info")) {
+        if (argc == 3 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
+            info_usage(stdout);
+            return PG_CLI_OK;
+        }
+        if (argc > 2)
+            return pg_cli_error(PG_CLI_USAGE, "peregrine info", "%s '%.40s' (info takes no "
+                                "options; see peregrine info --help)",
+                                argv[2][0] == '-' ? "unknown option" : "unexpected argument",
+                                argv[2]);
+        return cmd_info();
+    }
+    return pg_cli_error(PG_CLI_USAGE, "peregrine", "%s '%.40s' (commands: info, run; see "
+                        "peregrine --help)", c[0] == '-' ? "unknown option" : "unknown command",
+                        c);
 }
