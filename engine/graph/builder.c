@@ -78,12 +78,14 @@ pg_status pg_graph_add_input(pg_graph *g, const char *name, pg_dtype dtype, int 
     } else if ((t = pg_ir_add_tensor(g, name, dtype, rank, dims)) < 0) {
         return pg_last_status();
     }
-    int n = g->n_inputs + 1;
-    int *p = pg_realloc(g->inputs, sizeof(int) * (size_t)g->n_inputs, sizeof(int) * (size_t)n);
-    if (!p)
-        return pg_fail(PG_ERR_NOMEM, "out of memory");
-    g->inputs = p;
-    g->cap_inputs = n;
+    if (g->n_inputs == g->cap_inputs) {   /* doubling: many inputs stay linear */
+        int n = g->cap_inputs ? 2 * g->cap_inputs : 8;
+        int *p = pg_realloc(g->inputs, sizeof(int) * (size_t)g->cap_inputs, sizeof(int) * (size_t)n);
+        if (!p)
+            return pg_fail(PG_ERR_NOMEM, "out of memory");
+        g->inputs = p;
+        g->cap_inputs = n;
+    }
     g->inputs[g->n_inputs++] = t;
     g->tensors[t]->is_input = 1;
     g->tensors[t]->rank = rank;
@@ -236,20 +238,7 @@ pg_status pg_graph_add_output(pg_graph *g, const char *name)
     int t = pg_ir_find_tensor(g, name);
     if (t < 0 && (t = pg_ir_add_tensor(g, name, PG_DTYPE_UNDEFINED, -1, NULL)) < 0)
         return pg_last_status();
-    int n = g->n_outputs + 1;
-    int *p = pg_realloc(g->outputs, sizeof(int) * (size_t)g->n_outputs, sizeof(int) * (size_t)n);
-    if (!p)
-        return pg_fail(PG_ERR_NOMEM, "out of memory");
-    g->outputs = p;
-    char **q = pg_realloc(g->output_names, sizeof(char *) * (size_t)g->n_outputs, sizeof(char *) * (size_t)n);
-    if (!q)
-        return pg_fail(PG_ERR_NOMEM, "out of memory");
-    g->output_names = q;
-    g->cap_outputs = n;
-    if (!(g->output_names[g->n_outputs] = pg_strdup(name)))
-        return pg_fail(PG_ERR_NOMEM, "out of memory");
-    g->outputs[g->n_outputs++] = t;
-    return PG_OK;
+    return pg_ir_add_graph_output(g, t, name);
 }
 
 const char *pg_graph_text(pg_graph *g)

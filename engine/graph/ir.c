@@ -88,6 +88,7 @@ static void free_tensor(pg_tensor *t)
     pg_free(t->name);
     pg_free(t->data);
     pg_free(t->known);
+    pg_free(t->users);
     pg_free(t);
 }
 
@@ -106,6 +107,8 @@ void pg_ir_free(pg_graph *g)
     pg_free(g->inputs);
     pg_free(g->outputs);
     pg_free(g->output_names);
+    pg_namemap_free(&g->tensor_names);
+    pg_namemap_free(&g->node_names);
     pg_free(g);
 }
 
@@ -148,8 +151,11 @@ pg_graph *pg_ir_clone(const pg_graph *g)
         d->data = dup_bytes(t->data, t->nbytes);
         d->known = NULL;
         d->pass_data = NULL;
+        d->users = t->n_users ? dup_bytes(t->users, sizeof(int) * (size_t)t->n_users) : NULL;
+        d->cap_users = t->n_users;
         c->tensors[i] = d;
-        if (!d->name || (t->data && !d->data))
+        if (!d->name || (t->data && !d->data) || (t->n_users && !d->users) ||
+            pg_namemap_put(&c->tensor_names, d->name, i))
             goto oom;
         if (t->known) {
             size_t kb = (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype);
@@ -175,7 +181,8 @@ pg_graph *pg_ir_clone(const pg_graph *g)
         d->n_outputs = n->n_outputs;
         d->inputs = dup_bytes(n->inputs, sizeof(int) * (size_t)n->n_inputs);
         d->outputs = dup_bytes(n->outputs, sizeof(int) * (size_t)n->n_outputs);
-        if (!d->name || !d->op_type || (n->n_inputs && !d->inputs) || !d->outputs)
+        if (!d->name || !d->op_type || (n->n_inputs && !d->inputs) || !d->outputs ||
+            pg_namemap_put(&c->node_names, d->name, i))
             goto oom;
         if (n->n_attrs) {
             d->attrs = pg_calloc((size_t)n->n_attrs, sizeof(pg_attr));
@@ -214,20 +221,40 @@ oom:
 
 int pg_ir_find_tensor(const pg_graph *g, const char *name)
 {
-    if (!name)
-        return -1;
-    for (int i = 0; i < g->n_tensors; i++)
-        if (g->tensors[i] && !strcmp(g->tensors[i]->name, name))
-            return i;
-    return -1;
+    return pg_namemap_get(&g->tensor_names, name);
 }
 
 static int node_name_used(const pg_graph *g, const char *name)
 {
-    for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i] && !strcmp(g->nodes[i]->name, name))
-            return 1;
+    return pg_namemap_get(&g->node_names, name) >= 0;
+}
+
+/* ---- reader lists -------------------------------------------------------- */
+
+/* One more reader slot of t by node (kept ascending). */
+static int users_add(pg_tensor *t, int node)
+{
+    if (grow((void **)&t->users, &t->cap_users, t->n_users + 1, sizeof(int)))
+        return -1;
+    int i = t->n_users;
+    while (i > 0 && t->users[i - 1] > node) {
+        t->users[i] = t->users[i - 1];
+        i--;
+    }
+    t->users[i] = node;
+    t->n_users++;
     return 0;
+}
+
+/* One reader slot of t by node fewer. */
+static void users_del(pg_tensor *t, int node)
+{
+    for (int i = t->n_users - 1; i >= 0; i--)
+        if (t->users[i] == node) {
+            memmove(t->users + i, t->users + i + 1, sizeof(int) * (size_t)(t->n_users - i - 1));
+            t->n_users--;
+            return;
+        }
 }
 
 const char *pg_ir_unique_name(pg_graph *g, const char *prefix, char *buf, size_t cap)
@@ -286,6 +313,10 @@ int pg_ir_add_tensor(pg_graph *g, const char *name, pg_dtype dt, int rank, const
         return pg_fail(PG_ERR_NOMEM, "out of memory adding tensor '%s'", name), -1;
     }
     t->id = g->n_tensors;
+    if (pg_namemap_put(&g->tensor_names, t->name, t->id)) {
+        free_tensor(t);
+        return pg_fail(PG_ERR_NOMEM, "out of memory adding tensor '%s'", name), -1;
+    }
     t->dtype = dt;
     t->producer = -1;
     t->rank = -1;
@@ -317,6 +348,7 @@ int pg_ir_add_const(pg_graph *g, const char *name, pg_dtype dt, int rank,
     if (!t->data) {
         g->tensors[id] = NULL;
         g->n_tensors--;
+        pg_namemap_del(&g->tensor_names, t->name, id);
         free_tensor(t);
         return pg_fail(PG_ERR_NOMEM, "out of memory for constant '%s' (%zu bytes)", name ? name : "?", nb), -1;
     }
@@ -336,33 +368,35 @@ void pg_ir_set_const_data(pg_tensor *t, void *data, size_t nbytes)
     t->is_const = 1;
 }
 
-static int node_uses(const pg_node *n, int t)
-{
-    for (int i = 0; i < n->n_inputs; i++)
-        if (n->inputs[i] == t)
-            return 1;
-    for (int i = 0; i < n->n_outputs; i++)
-        if (n->outputs[i] == t)
-            return 1;
-    for (int i = 0; i < n->n_attrs; i++)   /* Constant's value lives in an attr */
-        if (n->attrs[i].type == PG_ATTR_TENSOR && n->attrs[i].tensor == t)
-            return 1;
-    return 0;
-}
-
 int pg_ir_is_output(const pg_graph *g, int t)
 {
-    for (int i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == t)
-            return 1;
-    return 0;
+    return t >= 0 && t < g->n_tensors && g->tensors[t] && g->tensors[t]->n_output_refs > 0;
 }
 
-static int is_input(const pg_graph *g, int t)
+pg_status pg_ir_add_graph_output(pg_graph *g, int t, const char *name)
 {
-    for (int i = 0; i < g->n_inputs; i++)
-        if (g->inputs[i] == t)
-            return 1;
+    if (grow((void **)&g->outputs, &g->cap_outputs, g->n_outputs + 1, sizeof(int)))
+        return pg_fail(PG_ERR_NOMEM, "out of memory");
+    int cap = g->n_outputs;   /* output_names grows with outputs */
+    char **q = pg_realloc(g->output_names, sizeof(char *) * (size_t)cap,
+                          sizeof(char *) * (size_t)g->cap_outputs);
+    if (!q)
+        return pg_fail(PG_ERR_NOMEM, "out of memory");
+    g->output_names = q;
+    if (!(g->output_names[g->n_outputs] = pg_strdup(name)))
+        return pg_fail(PG_ERR_NOMEM, "out of memory");
+    g->outputs[g->n_outputs++] = t;
+    g->tensors[t]->n_output_refs++;
+    return PG_OK;
+}
+
+/* A Constant node's value is a tensor attribute: a reference too. */
+static int attr_refers(const pg_graph *g, int t)
+{
+    PG_IR_FOR_NODES(g, n)
+        for (int i = 0; i < n->n_attrs; i++)
+            if (n->attrs[i].type == PG_ATTR_TENSOR && n->attrs[i].tensor == t)
+                return 1;
     return 0;
 }
 
@@ -370,18 +404,35 @@ pg_status pg_ir_remove_tensor(pg_graph *g, int t)
 {
     if (t < 0 || t >= g->n_tensors || !g->tensors[t])
         return pg_fail(PG_ERR_INVALID_ARG, "no tensor %d", t);
-    PG_IR_FOR_NODES(g, n)
-        if (node_uses(n, t))
-            return pg_fail(PG_ERR_GRAPH, "tensor '%s' is still used by node '%s'",
-                           g->tensors[t]->name, n->name);
-    if (pg_ir_is_output(g, t) || is_input(g, t))
-        return pg_fail(PG_ERR_GRAPH, "tensor '%s' is a graph input or output", g->tensors[t]->name);
-    free_tensor(g->tensors[t]);
+    pg_tensor *tt = g->tensors[t];
+    if (tt->n_users)
+        return pg_fail(PG_ERR_GRAPH, "tensor '%s' is still used by node '%s'", tt->name,
+                       g->nodes[tt->users[0]]->name);
+    if (pg_ir_producer(g, t) >= 0)
+        return pg_fail(PG_ERR_GRAPH, "tensor '%s' is still produced by node '%s'", tt->name,
+                       g->nodes[tt->producer]->name);
+    if (tt->n_output_refs || tt->is_input)
+        return pg_fail(PG_ERR_GRAPH, "tensor '%s' is a graph input or output", tt->name);
+    if (tt->is_const && attr_refers(g, t))
+        return pg_fail(PG_ERR_GRAPH, "tensor '%s' is a node attribute's value", tt->name);
+    pg_namemap_del(&g->tensor_names, tt->name, t);
+    free_tensor(tt);
     g->tensors[t] = NULL;
     return PG_OK;
 }
 
 /* ---- nodes --------------------------------------------------------------- */
+
+/* No output of n is read or a graph output. */
+static int node_unused(const pg_graph *g, const pg_node *n)
+{
+    for (int o = 0; o < n->n_outputs; o++) {
+        const pg_tensor *t = g->tensors[n->outputs[o]];
+        if (t && (t->n_users || t->n_output_refs))
+            return 0;
+    }
+    return 1;
+}
 
 int pg_ir_add_node(pg_graph *g, const char *op_type, const char *name,
                    const int *inputs, int n_inputs, const int *outputs, int n_outputs)
@@ -436,6 +487,19 @@ int pg_ir_add_node(pg_graph *g, const char *op_type, const char *name,
     n->n_outputs = n_outputs;
     n->op = pg_ir_op_from_name(op_type);
     n->id = g->n_nodes;
+    if (pg_namemap_put(&g->node_names, n->name, n->id)) {
+        free_node(n);
+        return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
+    }
+    for (int i = 0; i < n_inputs; i++)
+        if (inputs[i] >= 0 && users_add(g->tensors[inputs[i]], n->id)) {
+            for (int j = 0; j < i; j++)
+                if (inputs[j] >= 0)
+                    users_del(g->tensors[inputs[j]], n->id);
+            pg_namemap_del(&g->node_names, n->name, n->id);
+            free_node(n);
+            return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
+        }
     g->nodes[g->n_nodes++] = n;
     for (int i = 0; i < n_outputs; i++)
         g->tensors[outputs[i]]->producer = n->id;
@@ -452,25 +516,58 @@ void pg_ir_remove_node(pg_graph *g, int node)
         if (t && t->producer == node)
             t->producer = -1;
     }
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] >= 0 && g->tensors[n->inputs[i]])
+            users_del(g->tensors[n->inputs[i]], node);
+    pg_namemap_del(&g->node_names, n->name, node);
     free_node(n);
     g->nodes[node] = NULL;
 }
 
-void pg_ir_rewire(pg_graph *g, int from, int to)
+pg_status pg_ir_rewire(pg_graph *g, int from, int to)
 {
-    PG_IR_FOR_NODES(g, n)
-        for (int i = 0; i < n->n_inputs; i++)
-            if (n->inputs[i] == from)
-                n->inputs[i] = to;
-    for (int i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == from)
-            g->outputs[i] = to;
+    if (from == to || from < 0 || from >= g->n_tensors || !g->tensors[from])
+        return PG_OK;
+    pg_tensor *f = g->tensors[from];
+    /* each reader slot moves over; the last reader first keeps it cheap */
+    while (f->n_users) {
+        int node = f->users[f->n_users - 1];
+        pg_node *n = g->nodes[node];
+        for (int i = n->n_inputs - 1; i >= 0; i--)
+            if (n->inputs[i] == from) {
+                pg_status st = pg_ir_set_input(g, node, i, to);
+                if (st)
+                    return st;
+                break;
+            }
+    }
+    if (f->n_output_refs)
+        for (int i = 0; i < g->n_outputs; i++)
+            if (g->outputs[i] == from) {
+                g->outputs[i] = to;
+                f->n_output_refs--;
+                if (to >= 0 && g->tensors[to])
+                    g->tensors[to]->n_output_refs++;
+            }
+    return PG_OK;
 }
 
-void pg_ir_set_input(pg_graph *g, int node, int slot, int tensor)
+pg_status pg_ir_set_input(pg_graph *g, int node, int slot, int tensor)
 {
-    if (node >= 0 && node < g->n_nodes && g->nodes[node] && slot >= 0 && slot < g->nodes[node]->n_inputs)
-        g->nodes[node]->inputs[slot] = tensor;
+    if (node < 0 || node >= g->n_nodes || !g->nodes[node] || slot < 0 || slot >= g->nodes[node]->n_inputs)
+        return pg_fail(PG_ERR_INVALID_ARG, "no input slot %d of node %d", slot, node);
+    if (tensor < -1 || tensor >= g->n_tensors || (tensor >= 0 && !g->tensors[tensor]))
+        return pg_fail(PG_ERR_INVALID_ARG, "no tensor %d", tensor);
+    pg_node *n = g->nodes[node];
+    int old = n->inputs[slot];
+    if (old == tensor)
+        return PG_OK;
+    if (tensor >= 0 && users_add(g->tensors[tensor], node))
+        return pg_fail(PG_ERR_NOMEM, "out of memory rewiring node '%s'", n->name);
+    if (old >= 0 && g->tensors[old])
+        users_del(g->tensors[old], node);
+    n->inputs[slot] = tensor;
+    return PG_OK;
 }
 
 int pg_ir_producer(const pg_graph *g, int t)
@@ -483,56 +580,95 @@ int pg_ir_producer(const pg_graph *g, int t)
 
 int pg_ir_consumers(const pg_graph *g, int t, int *out, int cap)
 {
+    if (t < 0 || t >= g->n_tensors || !g->tensors[t])
+        return 0;
+    const pg_tensor *tt = g->tensors[t];
     int count = 0;
-    PG_IR_FOR_NODES(g, n) {
-        for (int i = 0; i < n->n_inputs; i++)
-            if (n->inputs[i] == t) {
-                if (count < cap && out)
-                    out[count] = n->id;
-                count++;
-                break;
-            }
+    for (int i = 0; i < tt->n_users; i++) {
+        if (i && tt->users[i] == tt->users[i - 1])
+            continue;   /* a node reading t twice counts once */
+        if (count < cap && out)
+            out[count] = tt->users[i];
+        count++;
     }
     return count;
 }
 
+/* A binary min-heap of node ids. */
+typedef struct id_heap { int *a; int n; } id_heap;
+
+static void heap_push(id_heap *h, int v)
+{
+    int i = h->n++;
+    while (i > 0 && h->a[(i - 1) / 2] > v) {
+        h->a[i] = h->a[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->a[i] = v;
+}
+
+static int heap_pop(id_heap *h)
+{
+    int top = h->a[0], v = h->a[--h->n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->a[c + 1] < h->a[c])
+            c++;
+        if (h->a[c] >= v)
+            break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    if (h->n)
+        h->a[i] = v;
+    return top;
+}
+
 pg_status pg_ir_topo_order(const pg_graph *g, int *order, int *n_out)
 {
-    int nn = g->n_nodes, count = 0;
-    int *pending = pg_calloc((size_t)(nn ? nn : 1), sizeof(int));
-    if (!pending)
-        return pg_fail(PG_ERR_NOMEM, "out of memory ordering the graph");
-    /* pending[i] = inputs of node i produced by a live node not yet placed */
-    PG_IR_FOR_NODES(g, n)
+    /* Kahn's algorithm in "sweeps": ready nodes are placed in ascending id
+     * order; a node made ready by one with a smaller id joins the current
+     * sweep, one made ready by a larger id waits for the next (the order
+     * repeated id-order scans would give: stable, following insertion order
+     * where it can).  Two heaps make it O((V + E) log V). */
+    int nn = g->n_nodes, count = 0, live = 0;
+    size_t cap = (size_t)(nn ? nn : 1);
+    int *pending = pg_calloc(cap, sizeof(int));
+    id_heap cur = { pg_malloc(cap * sizeof(int)), 0 }, next = { pg_malloc(cap * sizeof(int)), 0 };
+    char *placed = pg_calloc(cap, 1);
+    pg_status st = PG_OK;
+    if (!pending || !cur.a || !next.a || !placed) {
+        st = pg_fail(PG_ERR_NOMEM, "out of memory ordering the graph");
+        goto done;
+    }
+    /* pending[i] = input slots of node i produced by a live node not yet placed */
+    PG_IR_FOR_NODES(g, n) {
+        live++;
         for (int i = 0; i < n->n_inputs; i++)
             if (pg_ir_producer(g, n->inputs[i]) >= 0)
                 pending[n->id]++;
-    /* Repeated sweeps in id order: O(n^2) worst case, fine for our sizes and
-     * gives a stable order that follows insertion order where it can. */
-    int progress = 1, live = 0;
-    PG_IR_FOR_NODES(g, n)
-        live++;
-    char *placed = pg_calloc((size_t)(nn ? nn : 1), 1);
-    if (!placed) {
-        pg_free(pending);
-        return pg_fail(PG_ERR_NOMEM, "out of memory ordering the graph");
+        if (!pending[n->id])
+            heap_push(&cur, n->id);
     }
-    while (progress && count < live) {
-        progress = 0;
-        PG_IR_FOR_NODES(g, n) {
-            if (placed[n->id] || pending[n->id])
-                continue;
-            placed[n->id] = 1;
-            order[count++] = n->id;
-            progress = 1;
-            for (int o = 0; o < n->n_outputs; o++)
-                PG_IR_FOR_NODES(g, c)
-                    for (int i = 0; i < c->n_inputs; i++)
-                        if (c->inputs[i] == n->outputs[o])
-                            pending[c->id]--;
+    while (cur.n) {
+        int id = heap_pop(&cur);
+        const pg_node *n = g->nodes[id];
+        placed[id] = 1;
+        order[count++] = id;
+        for (int o = 0; o < n->n_outputs; o++) {
+            const pg_tensor *t = g->tensors[n->outputs[o]];
+            for (int u = 0; u < t->n_users; u++)
+                if (--pending[t->users[u]] == 0)
+                    heap_push(t->users[u] > id ? &cur : &next, t->users[u]);
+        }
+        if (!cur.n) {
+            id_heap tmp = cur;
+            cur = next;
+            next = tmp;
         }
     }
-    pg_status st = PG_OK;
     if (count < live) {
         const pg_node *bad = NULL;
         PG_IR_FOR_NODES(g, n)
@@ -541,7 +677,10 @@ pg_status pg_ir_topo_order(const pg_graph *g, int *order, int *n_out)
         st = pg_fail(PG_ERR_GRAPH, "the graph has a cycle through node '%s' (%s)",
                      bad->name, bad->op_type);
     }
+done:
     pg_free(placed);
+    pg_free(cur.a);
+    pg_free(next.a);
     pg_free(pending);
     *n_out = count;
     return st;
@@ -549,30 +688,62 @@ pg_status pg_ir_topo_order(const pg_graph *g, int *order, int *n_out)
 
 int pg_ir_remove_dead(pg_graph *g)
 {
-    int removed = 0, changed = 1;
-    while (changed) {
-        changed = 0;
-        PG_IR_FOR_NODES(g, n) {
-            int used = 0;
-            for (int o = 0; o < n->n_outputs && !used; o++)
-                used = pg_ir_is_output(g, n->outputs[o]) || pg_ir_consumers(g, n->outputs[o], NULL, 0) > 0;
-            if (!used) {
-                pg_ir_remove_node(g, n->id);
-                removed++;
-                changed = 1;
+    /* a worklist of nodes none of whose outputs is read or a graph output:
+     * removing one may leave its inputs' producers unread in turn */
+    int removed = 0, nw = 0;
+    int *work = pg_malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
+    char *mark = pg_calloc((size_t)(g->n_tensors + 1), 1);
+    char *queued = pg_calloc((size_t)(g->n_nodes + 1), 1);   /* each node joins once */
+    if (!work || !mark || !queued) {
+        pg_free(work);
+        pg_free(mark);
+        pg_free(queued);
+        return 0;   /* nothing removed: only memory is lost */
+    }
+    PG_IR_FOR_NODES(g, n)
+        if (node_unused(g, n)) {
+            work[nw++] = n->id;
+            queued[n->id] = 1;
+        }
+    while (nw) {
+        int id = work[--nw];
+        pg_node *n = g->nodes[id];
+        if (!n || !node_unused(g, n))
+            continue;
+        int k = n->n_inputs, *ins = n->inputs;
+        n->inputs = NULL;   /* kept for the loop below; remove_node drops the reader slots */
+        n->n_inputs = 0;
+        for (int i = 0; i < k; i++)
+            if (ins[i] >= 0 && g->tensors[ins[i]])
+                users_del(g->tensors[ins[i]], id);
+        pg_ir_remove_node(g, id);
+        removed++;
+        for (int i = 0; i < k; i++) {
+            int p = ins[i] >= 0 ? pg_ir_producer(g, ins[i]) : -1;
+            if (p >= 0 && !queued[p] && node_unused(g, g->nodes[p])) {
+                work[nw++] = p;
+                queued[p] = 1;
             }
         }
+        pg_free(ins);
     }
-    PG_IR_FOR_TENSORS(g, t) {
-        int used = t->is_input || pg_ir_is_output(g, t->id);
-        for (int i = 0; i < g->n_nodes && !used; i++)
-            if (g->nodes[i] && node_uses(g->nodes[i], t->id))
-                used = 1;
-        if (!used) {
+    /* tensors nothing references: not an input or output, no reader, no
+     * live producer, no Constant attribute holding it */
+    PG_IR_FOR_NODES(g, n)
+        for (int i = 0; i < n->n_attrs; i++)
+            if (n->attrs[i].type == PG_ATTR_TENSOR && n->attrs[i].tensor >= 0 &&
+                n->attrs[i].tensor < g->n_tensors)
+                mark[n->attrs[i].tensor] = 1;
+    PG_IR_FOR_TENSORS(g, t)
+        if (!t->is_input && !t->n_output_refs && !t->n_users && !mark[t->id] &&
+            pg_ir_producer(g, t->id) < 0) {
+            pg_namemap_del(&g->tensor_names, t->name, t->id);
             free_tensor(t);
             g->tensors[t->id] = NULL;
         }
-    }
+    pg_free(work);
+    pg_free(mark);
+    pg_free(queued);
     return removed;
 }
 

@@ -13,9 +13,11 @@
  *
  * Edges are tensor ids: node->inputs[i] and node->outputs[i].  An optional
  * input that is absent is -1 (ONNX "").  A tensor has at most one producer
- * (tensor->producer, a node id or -1 for graph inputs and constants); its
- * consumers are found by scanning (pg_ir_consumers) - graphs are small, and
- * a scan is never out of date.
+ * (tensor->producer, a node id or -1 for graph inputs and constants) and a
+ * list of its readers (tensor->users, kept by the helpers below), so
+ * pg_ir_consumers, the topological order and dead-code removal are linear
+ * in the graph.  Never write node->inputs[] directly: use pg_ir_set_input
+ * or pg_ir_rewire, which keep the reader lists.
  *
  * The node array is in insertion order, NOT execution order.  A pass may
  * append a fused node anywhere; pg_ir_topo_order() gives an execution order
@@ -107,6 +109,7 @@
 #include <stdint.h>
 
 #include "peregrine.h"
+#include "namemap.h"
 
 #define PG_MAX_RANK 8
 
@@ -152,6 +155,12 @@ typedef struct pg_tensor {
      * level 0.  Owned; NULL when not known.  Never used by the executor. */
     void     *known;
     void     *pass_data;             /* scratch for a pass; not owned, not copied */
+    /* Readers: one node id per input slot that reads this tensor,
+     * ascending (a node reading it twice appears twice).  Owned; kept by
+     * the IR helpers. */
+    int      *users;
+    int       n_users, cap_users;
+    int       n_output_refs;         /* times it is listed in g->outputs */
 } pg_tensor;
 
 /* ---- attributes ---------------------------------------------------------- */
@@ -198,6 +207,7 @@ struct pg_graph {
     int        *outputs;   int n_outputs; int cap_outputs;  /* tensor ids */
     char      **output_names;                               /* owned, parallel */
     int         name_seq;  /* for generated names */
+    pg_namemap  tensor_names, node_names;  /* name -> id (namemap.h) */
 };
 
 #define PG_IR_FOR_NODES(g, n)                                                  \
@@ -258,9 +268,9 @@ int  pg_ir_add_node(pg_graph *g, const char *op_type, const char *name,
 void pg_ir_remove_node(pg_graph *g, int node);
 /* Every live node reading `from` (and every graph output equal to it) now
  * reads `to`.  The usual last step of a fusion. */
-void pg_ir_rewire(pg_graph *g, int from, int to);
-/* Replace input slot `slot` of a node. */
-void pg_ir_set_input(pg_graph *g, int node, int slot, int tensor);
+pg_status pg_ir_rewire(pg_graph *g, int from, int to);
+/* Replace input slot `slot` of a node (-1: absent). */
+pg_status pg_ir_set_input(pg_graph *g, int node, int slot, int tensor);
 /* Producer node id of a tensor, -1 if none. */
 int  pg_ir_producer(const pg_graph *g, int t);
 /* Node ids reading t, in node-id order; returns how many there are (may be
@@ -268,6 +278,8 @@ int  pg_ir_producer(const pg_graph *g, int t);
 int  pg_ir_consumers(const pg_graph *g, int t, int *out, int cap);
 /* 1 if t is a graph output. */
 int  pg_ir_is_output(const pg_graph *g, int t);
+/* Lists t among the graph outputs under `name` (the builder's add_output). */
+pg_status pg_ir_add_graph_output(pg_graph *g, int t, const char *name);
 /* Node ids in an execution order (Kahn's algorithm, ties by node id so the
  * order is stable); *n gets the count.  order needs room for g->n_nodes.
  * PG_ERR_GRAPH naming a node on the cycle if there is one. */

@@ -239,9 +239,12 @@ static int try_qkv(pg_graph *g, pg_pass_ctx *c, int a)
         return 0;
     proj p[3];
     int np = 0;
-    PG_IR_FOR_NODES(g, n) {
-        if (np == 3)
-            break;
+    /* the projections are among a's readers (in node-id order) */
+    const pg_tensor *tt = g->tensors[a];
+    for (int u = 0; u < tt->n_users && np < 3; u++) {
+        if (u && tt->users[u] == tt->users[u - 1])
+            continue;
+        pg_node *n = g->nodes[tt->users[u]];
         proj q;
         if (!as_proj(g, n, a, &q))
             continue;

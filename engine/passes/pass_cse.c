@@ -84,39 +84,62 @@ static int same_const(const pg_tensor *a, const pg_tensor *b)
     return !memcmp(a->data, b->data, a->nbytes);
 }
 
-/* Readers of each small constant read the first equal one instead. */
+static uint64_t hash_const(const pg_tensor *t)
+{
+    uint64_t h = mix(1469598103934665603ull, (uint64_t)t->dtype);
+    for (int d = 0; d < t->rank; d++)
+        h = mix(h, (uint64_t)t->shape[d]);
+    for (size_t i = 0; i < t->nbytes; i++)
+        h = (h ^ ((const unsigned char *)t->data)[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Readers of each small constant read the first equal one instead (a
+ * table keyed by content, so each constant costs one probe). */
 static void merge_constants(pg_graph *g, pg_pass_ctx *c)
 {
-    int *canon = malloc(sizeof(int) * (size_t)(g->n_tensors + 1)), nc = 0;
-    if (!canon)
+    size_t cap = 16;
+    while (cap < (size_t)g->n_tensors * 2)
+        cap <<= 1;
+    int *table = malloc(sizeof(int) * cap);
+    int *readers = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
+    if (!table || !readers) {
+        free(table);
+        free(readers);
         return;   /* an optimisation missed, nothing wrong */
+    }
+    for (size_t i = 0; i < cap; i++)
+        table[i] = -1;
     PG_IR_FOR_TENSORS(g, t) {
         int64_t ne = pg_tensor_numel(t);
         if (!t->is_const || !t->data || ne < 0 || ne > SMALL_CONST || t->is_input ||
             pg_ir_is_output(g, t->id))
             continue;
+        size_t slot = (size_t)hash_const(t) & (cap - 1);
         int keep = -1;
-        for (int i = 0; i < nc && keep < 0; i++)
-            if (same_const(g->tensors[canon[i]], t))
-                keep = canon[i];
+        for (; table[slot] >= 0; slot = (slot + 1) & (cap - 1))
+            if (same_const(g->tensors[table[slot]], t)) {
+                keep = table[slot];
+                break;
+            }
         if (keep < 0) {
-            canon[nc++] = t->id;
+            table[slot] = t->id;
             continue;
         }
-        PG_IR_FOR_NODES(g, n) {
-            int hit = 0;
+        int nr = pg_ir_consumers(g, t->id, readers, g->n_nodes + 1);
+        for (int r = 0; r < nr; r++) {
+            pg_node *n = g->nodes[readers[r]];
             for (int i = 0; i < n->n_inputs; i++)
-                if (n->inputs[i] == t->id) {
-                    n->inputs[i] = keep;
-                    hit = 1;
-                }
-            if (hit)
-                pg_pass_note(c, g, PG_PASS_REWRITTEN, n->id, 0,
-                             "constant '%s' is equal to '%s': reads that one", t->name,
-                             g->tensors[keep]->name);
+                if (n->inputs[i] == t->id && pg_ir_set_input(g, n->id, i, keep) != PG_OK)
+                    goto out;   /* out of memory: the reads not moved stay right */
+            pg_pass_note(c, g, PG_PASS_REWRITTEN, n->id, 0,
+                         "constant '%s' is equal to '%s': reads that one", t->name,
+                         g->tensors[keep]->name);
         }
     }
-    free(canon);
+out:
+    free(table);
+    free(readers);
 }
 
 static pg_status run_cse(pg_graph *g, pg_pass_ctx *c)

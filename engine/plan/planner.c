@@ -69,12 +69,6 @@ static int by_first(const void *a, const void *b)
     return BY_INDEX(x, y);
 }
 
-static int by_offset(const void *a, const void *b)
-{
-    const pg_plan_buf *x = BUF(a), *y = BUF(b);
-    return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
 static int time_overlap(const pg_plan_buf *a, const pg_plan_buf *b)
 {
     return a->first <= b->last && b->first <= a->last;
@@ -83,21 +77,19 @@ static int time_overlap(const pg_plan_buf *a, const pg_plan_buf *b)
 /* Offsets for the buffers idx[0..n) in that order: each goes into a gap
  * between the already placed buffers live at the same time, the lowest
  * (best_fit 0) or the smallest that fits (best_fit 1), else on top of them.
- * Returns the arena size. */
-static uint64_t lay_out(pg_plan_buf *const *idx, int n, pg_plan_buf **live, int best_fit)
+ * The placed buffers are kept sorted by offset (placed[]), so finding the
+ * gaps is one walk over them.  Returns the arena size. */
+static uint64_t lay_out(pg_plan_buf *const *idx, int n, pg_plan_buf **placed, int best_fit)
 {
     uint64_t end = 0;
     for (int i = 0; i < n; i++) {
         pg_plan_buf *b = idx[i];
-        int nl = 0;
-        for (int j = 0; j < i; j++)
-            if (time_overlap(b, idx[j]))
-                live[nl++] = idx[j];
-        qsort(live, (size_t)nl, sizeof *live, by_offset);
         int64_t at = 0, best = -1;
         uint64_t best_gap = UINT64_MAX;
-        for (int j = 0; j < nl; j++) {
-            const pg_plan_buf *o = live[j];
+        for (int j = 0; j < i; j++) {
+            const pg_plan_buf *o = placed[j];
+            if (!time_overlap(b, o))
+                continue;
             if (o->offset >= at + (int64_t)b->bytes) {
                 uint64_t gap = (uint64_t)(o->offset - at);
                 if (!best_fit) {
@@ -115,6 +107,108 @@ static uint64_t lay_out(pg_plan_buf *const *idx, int n, pg_plan_buf **live, int 
         b->offset = best >= 0 ? best : at;   /* no gap: on top of the live ones */
         if ((uint64_t)b->offset + b->bytes > end)
             end = (uint64_t)b->offset + b->bytes;
+        int lo = 0, hi = i;   /* keep placed[] sorted by offset */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (placed[mid]->offset <= b->offset) lo = mid + 1; else hi = mid;
+        }
+        memmove(placed + lo + 1, placed + lo, sizeof *placed * (size_t)(i - lo));
+        placed[lo] = b;
+    }
+    return end;
+}
+
+/* ---- large plans: first fit in execution order ---------------------------
+ *
+ * The searching layouts above cost O(n^2) per try (each buffer looks at
+ * every buffer placed before it).  Past PG_PLAN_EXACT_MAX buffers the
+ * planner lays the arena out the way an allocator would while the steps
+ * run: buffers are taken when their first step comes (largest first) from
+ * the lowest free hole that fits, and given back after their last step,
+ * holes merging with their neighbours.  O(n * holes): linear on the graphs
+ * people build, still within a few percent of the lower bound on them. */
+#define PG_PLAN_EXACT_MAX 2048
+
+typedef struct hole { uint64_t off, bytes; } hole;
+
+static int by_first_then_size(const void *a, const void *b)
+{
+    const pg_plan_buf *x = BUF(a), *y = BUF(b);
+    if (x->first != y->first) return x->first - y->first;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+    return BY_INDEX(x, y);
+}
+
+static int by_last(const void *a, const void *b)
+{
+    const pg_plan_buf *x = BUF(a), *y = BUF(b);
+    if (x->last != y->last) return x->last - y->last;
+    return BY_INDEX(x, y);
+}
+
+/* Gives [off, off+bytes) back: into the offset-sorted holes, merged with
+ * its neighbours; a hole that reaches the top lowers the top instead. */
+static void give_back(hole *h, int *nh, uint64_t *top, uint64_t off, uint64_t bytes)
+{
+    int lo = 0, hi = *nh;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (h[mid].off < off) lo = mid + 1; else hi = mid;
+    }
+    int i = lo;
+    if (i > 0 && h[i - 1].off + h[i - 1].bytes == off) {        /* joins the one below */
+        h[i - 1].bytes += bytes;
+        if (i < *nh && h[i - 1].off + h[i - 1].bytes == h[i].off) {
+            h[i - 1].bytes += h[i].bytes;
+            memmove(h + i, h + i + 1, sizeof *h * (size_t)(*nh - i - 1));
+            --*nh;
+        }
+        i--;
+    } else if (i < *nh && off + bytes == h[i].off) {            /* joins the one above */
+        h[i].off = off;
+        h[i].bytes += bytes;
+    } else {
+        memmove(h + i + 1, h + i, sizeof *h * (size_t)(*nh - i));
+        h[i].off = off;
+        h[i].bytes = bytes;
+        ++*nh;
+    }
+    if (h[i].off + h[i].bytes == *top) {
+        *top = h[i].off;
+        --*nh;   /* the topmost hole is always the last */
+    }
+}
+
+static uint64_t lay_out_online(pg_plan_buf **idx, int n, pg_plan_buf **by_end, hole *h)
+{
+    qsort(idx, (size_t)n, sizeof *idx, by_first_then_size);
+    memcpy(by_end, idx, sizeof *idx * (size_t)n);
+    qsort(by_end, (size_t)n, sizeof *by_end, by_last);
+    uint64_t top = 0, end = 0;
+    int nh = 0, freed = 0;
+    for (int i = 0; i < n; i++) {
+        pg_plan_buf *b = idx[i];
+        /* everything whose last step is before this one's first is free */
+        while (freed < n && by_end[freed]->last < b->first) {
+            pg_plan_buf *d = by_end[freed++];
+            give_back(h, &nh, &top, (uint64_t)d->offset, d->bytes);
+        }
+        int k = 0;
+        while (k < nh && h[k].bytes < b->bytes)
+            k++;
+        if (k < nh) {
+            b->offset = (int64_t)h[k].off;
+            h[k].off += b->bytes;
+            if (!(h[k].bytes -= b->bytes)) {
+                memmove(h + k, h + k + 1, sizeof *h * (size_t)(nh - k - 1));
+                nh--;
+            }
+        } else {
+            b->offset = (int64_t)top;
+            top += b->bytes;
+        }
+        if (top > end)
+            end = top;
     }
     return end;
 }
@@ -133,7 +227,17 @@ static pg_status place(pg_plan *p, const char *strategy)
         if (p->bufs[i].kind == PG_PLAN_ARENA)
             idx[n++] = &p->bufs[i];
     uint64_t end = 0;
-    if (!strcmp(strategy, "naive")) {
+    if (n > PG_PLAN_EXACT_MAX && strcmp(strategy, "naive")) {
+        hole *h = pg_malloc(sizeof *h * (size_t)(n + 1));
+        if (!h) {
+            pg_free(idx);
+            pg_free(live);
+            return pg_fail(PG_ERR_NOMEM, "out of memory planning");
+        }
+        end = lay_out_online(idx, n, live, h);
+        pg_free(h);
+        snprintf(p->planner, sizeof p->planner, "%.20s/online", strategy);
+    } else if (!strcmp(strategy, "naive")) {
         for (int i = 0; i < n; i++) {
             idx[i]->offset = (int64_t)end;
             end += idx[i]->bytes;
@@ -171,8 +275,26 @@ static pg_status place(pg_plan *p, const char *strategy)
     return PG_OK;
 }
 
+static int by_first_only(const void *a, const void *b)
+{
+    const pg_plan_buf *x = BUF(a), *y = BUF(b);
+    return x->first != y->first ? x->first - y->first : BY_INDEX(x, y);
+}
+
+static pg_status overlap_error(const pg_plan *p, const pg_plan_buf *a, const pg_plan_buf *b)
+{
+    return pg_fail(PG_ERR_INTERNAL, "memory plan: buffers %d [%lld,+%zu) steps %d-%d and "
+                   "%d [%lld,+%zu) steps %d-%d overlap", (int)(a - p->bufs), (long long)a->offset,
+                   a->bytes, a->first, a->last, (int)(b - p->bufs), (long long)b->offset, b->bytes,
+                   b->first, b->last);
+}
+
+/* A sweep over the steps: buffers join an offset-sorted set of live ones
+ * at their first step and leave after their last; a newcomer must not
+ * touch its neighbours in that set.  O(n log n + n * live) memmoves. */
 pg_status pg_plan_check(const pg_plan *p)
 {
+    int n = 0;
     for (int i = 0; i < p->n_bufs; i++) {
         const pg_plan_buf *a = &p->bufs[i];
         if (a->kind != PG_PLAN_ARENA)
@@ -180,17 +302,53 @@ pg_status pg_plan_check(const pg_plan *p)
         if (a->offset < 0 || a->offset % PG_ALIGN || (uint64_t)a->offset + a->bytes > p->arena_bytes)
             return pg_fail(PG_ERR_INTERNAL, "memory plan: buffer %d is misplaced (offset %lld)", i,
                            (long long)a->offset);
-        for (int j = i + 1; j < p->n_bufs; j++) {
-            const pg_plan_buf *b = &p->bufs[j];
-            if (b->kind != PG_PLAN_ARENA || !time_overlap(a, b))
-                continue;
-            if (a->offset < b->offset + (int64_t)b->bytes && b->offset < a->offset + (int64_t)a->bytes)
-                return pg_fail(PG_ERR_INTERNAL, "memory plan: buffers %d [%lld,+%zu) steps %d-%d and "
-                               "%d [%lld,+%zu) steps %d-%d overlap", i, (long long)a->offset, a->bytes,
-                               a->first, a->last, j, (long long)b->offset, b->bytes, b->first, b->last);
-        }
+        n++;
     }
-    return PG_OK;
+    const pg_plan_buf **in = pg_malloc(sizeof *in * (size_t)(n + 1));
+    const pg_plan_buf **out = pg_malloc(sizeof *out * (size_t)(n + 1));
+    const pg_plan_buf **act = pg_malloc(sizeof *act * (size_t)(n + 1));
+    if (!in || !out || !act) {
+        pg_free(in);
+        pg_free(out);
+        pg_free(act);
+        return pg_fail(PG_ERR_NOMEM, "out of memory checking the plan");
+    }
+    int k = 0;
+    for (int i = 0; i < p->n_bufs; i++)
+        if (p->bufs[i].kind == PG_PLAN_ARENA)
+            in[k] = out[k] = &p->bufs[i], k++;
+    qsort(in, (size_t)n, sizeof *in, by_first_only);
+    qsort(out, (size_t)n, sizeof *out, by_last);
+    pg_status st = PG_OK;
+    int na = 0, left = 0;
+    for (int i = 0; i < n && st == PG_OK; i++) {
+        const pg_plan_buf *b = in[i];
+        while (left < n && out[left]->last < b->first) {   /* dead before b starts */
+            const pg_plan_buf *d = out[left++];
+            for (int j = 0; j < na; j++)
+                if (act[j] == d) {
+                    memmove(act + j, act + j + 1, sizeof *act * (size_t)(na - j - 1));
+                    na--;
+                    break;
+                }
+        }
+        int lo = 0, hi = na;   /* first live buffer at or above b's offset */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (act[mid]->offset < b->offset) lo = mid + 1; else hi = mid;
+        }
+        if (lo > 0 && act[lo - 1]->offset + (int64_t)act[lo - 1]->bytes > b->offset)
+            st = overlap_error(p, act[lo - 1], b);
+        else if (lo < na && b->offset + (int64_t)b->bytes > act[lo]->offset)
+            st = overlap_error(p, b, act[lo]);
+        memmove(act + lo + 1, act + lo, sizeof *act * (size_t)(na - lo));
+        act[lo] = b;
+        na++;
+    }
+    pg_free(in);
+    pg_free(out);
+    pg_free(act);
+    return st;
 }
 
 /* ---- liveness and aliasing ----------------------------------------------- */
@@ -349,14 +507,24 @@ pg_status pg_plan_build(const pg_graph *g, const char *strategy, const size_t *s
     for (int i = 0; i < p->n_bufs; i++)
         if (p->bufs[i].kind == PG_PLAN_ARENA)
             p->naive_bytes += p->bufs[i].bytes;
-    for (int s = 0; s <= S; s++) {
-        uint64_t live = 0;
-        for (int i = 0; i < p->n_bufs; i++)
-            if (p->bufs[i].kind == PG_PLAN_ARENA && p->bufs[i].first <= s && s <= p->bufs[i].last)
-                live += p->bufs[i].bytes;
-        if (live > p->lower_bound_bytes)
-            p->lower_bound_bytes = live;
+    /* live bytes per step as a running sum of +bytes at first, -bytes after last */
+    int64_t *delta = pg_calloc((size_t)S + 3, sizeof *delta);
+    if (!delta) {
+        pg_plan_free(p);
+        return pg_fail(PG_ERR_NOMEM, "out of memory planning");
     }
+    for (int i = 0; i < p->n_bufs; i++)
+        if (p->bufs[i].kind == PG_PLAN_ARENA) {
+            delta[p->bufs[i].first + 1] += (int64_t)p->bufs[i].bytes;
+            delta[p->bufs[i].last + 2] -= (int64_t)p->bufs[i].bytes;
+        }
+    int64_t live = 0;
+    for (int s = 0; s <= S + 1; s++) {
+        live += delta[s];
+        if (live > (int64_t)p->lower_bound_bytes)
+            p->lower_bound_bytes = (uint64_t)live;
+    }
+    pg_free(delta);
     if ((st = place(p, strategy)) || (st = pg_plan_check(p))) {
         pg_plan_free(p);
         return st;

@@ -1,0 +1,110 @@
+/* namemap.c - the IR's name tables (see namemap.h). */
+#include <string.h>
+
+#include "../core/alloc.h"
+#include "namemap.h"
+
+static const char gone_[1];
+#define GONE gone_
+
+static size_t hash(const char *s)
+{
+    size_t h = 1469598103934665603u;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+int pg_namemap_get(const pg_namemap *m, const char *name)
+{
+    if (!m->cap || !name)
+        return -1;
+    for (size_t i = hash(name) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        const char *k = m->keys[i];
+        if (!k)
+            return -1;
+        if (k != GONE && !strcmp(k, name))
+            return m->vals[i];
+    }
+}
+
+static int grow(pg_namemap *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    const char **keys = pg_calloc(cap, sizeof *keys);
+    int *vals = pg_malloc(cap * sizeof *vals);
+    if (!keys || !vals) {
+        pg_free(keys);
+        pg_free(vals);
+        return -1;
+    }
+    size_t used = 0;
+    for (size_t i = 0; i < m->cap; i++) {
+        const char *k = m->keys[i];
+        if (!k || k == GONE)
+            continue;
+        size_t j = hash(k) & (cap - 1);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
+        keys[j] = k;
+        vals[j] = m->vals[i];
+        used++;
+    }
+    pg_free(m->keys);
+    pg_free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = cap;
+    m->used = used;
+    return 0;
+}
+
+int pg_namemap_put(pg_namemap *m, const char *name, int id)
+{
+    if ((m->used + 1) * 4 >= m->cap * 3 && grow(m))
+        return -1;
+    size_t i = hash(name) & (m->cap - 1), tomb = (size_t)-1;
+    for (;; i = (i + 1) & (m->cap - 1)) {
+        const char *k = m->keys[i];
+        if (!k)
+            break;
+        if (k == GONE) {
+            if (tomb == (size_t)-1)
+                tomb = i;
+        } else if (!strcmp(k, name)) {
+            m->keys[i] = name;   /* the newest owner's string */
+            m->vals[i] = id;
+            return 0;
+        }
+    }
+    if (tomb != (size_t)-1)
+        i = tomb;
+    else
+        m->used++;
+    m->keys[i] = name;
+    m->vals[i] = id;
+    return 0;
+}
+
+void pg_namemap_del(pg_namemap *m, const char *name, int id)
+{
+    if (!m->cap || !name)
+        return;
+    for (size_t i = hash(name) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        const char *k = m->keys[i];
+        if (!k)
+            return;
+        if (k != GONE && !strcmp(k, name)) {
+            if (m->vals[i] == id)
+                m->keys[i] = GONE;
+            return;
+        }
+    }
+}
+
+void pg_namemap_free(pg_namemap *m)
+{
+    pg_free(m->keys);
+    pg_free(m->vals);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,28 @@
+/* namemap.h - name -> id for the IR's tensors and nodes, so looking a name
+ * up (the builder, pg_ir_unique_name) costs O(1) rather than a scan of the
+ * graph: graphs of 100,000 nodes build and compile in linear time.
+ *
+ * Open addressing with linear probing and tombstones.  Keys are borrowed:
+ * the name strings the tensors and nodes own, which outlive their entries
+ * (an entry is deleted before its object is freed). */
+#ifndef PG_GRAPH_NAMEMAP_H
+#define PG_GRAPH_NAMEMAP_H
+
+#include <stddef.h>
+
+typedef struct pg_namemap {
+    const char **keys;   /* NULL: empty; PG_NAMEMAP_GONE: deleted */
+    int *vals;
+    size_t cap, used;    /* used: live + deleted slots */
+} pg_namemap;
+
+/* The id stored for name, -1 if none. */
+int  pg_namemap_get(const pg_namemap *m, const char *name);
+/* Stores (or replaces) name -> id; -1 when out of memory. */
+int  pg_namemap_put(pg_namemap *m, const char *name, int id);
+/* Removes name if it maps to id (a later object of the same name keeps
+ * its own entry). */
+void pg_namemap_del(pg_namemap *m, const char *name, int id);
+void pg_namemap_free(pg_namemap *m);
+
+#endif
