@@ -8,11 +8,13 @@ array([0., 2., 0., 4.], dtype=float32)
 from __future__ import annotations
 
 import html
+import threading
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
 from ._lib import check, cstr, ffi, lib
+from .errors import DTypeError
 from .graph import Graph, dtype_code, numpy_dtype
 
 _KINDS = {0: "arena", 1: "view", 2: "inplace", 3: "input", 4: "weight"}
@@ -55,15 +57,29 @@ class CompiledModel:
         self._ranks = ffi.new("int[]", [len(s) for s, _ in self.inputs.values()] or [0])
         self._shape_c = [ffi.new("int64_t[]", list(s) or [0]) for s, _ in self.inputs.values()]
         self._shapes = ffi.new("const int64_t *[]", self._shape_c or [ffi.NULL])
+        # the run arguments above and the engine's arena are one state per
+        # model: runs from several threads take turns (safe, not parallel)
+        self._lock = threading.Lock()
 
     def run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        """Run on ``feeds`` (name -> array); missing or extra names and wrong
-        shapes raise with the input's name."""
+        """Run on ``feeds`` (name -> array); missing or extra names, wrong
+        shapes and dtypes that do not convert safely (float to int, a
+        string) raise with the input's name.  Any array layout is taken
+        (non-contiguous and read-only arrays are copied).  Calls from several
+        threads are safe: they take turns."""
+        with self._lock:
+            return self._run(feeds)
+
+    def _run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
         keep = []
         for i, (name, (shape, dt)) in enumerate(self.inputs.items()):
             if name not in feeds:
                 raise KeyError(f"input {name!r} is not fed (inputs: {list(self.inputs)})")
-            a = np.asarray(feeds[name], dtype=dt, order="C")
+            a = np.asarray(feeds[name])
+            if a.dtype != dt and not np.can_cast(a.dtype, dt, "same_kind"):
+                raise DTypeError(f"feed {name!r} is {a.dtype}; the model takes {np.dtype(dt)} "
+                                 "(convert it explicitly)")
+            a = np.ascontiguousarray(a, dtype=dt)
             if a.shape != shape:
                 # let the engine phrase the error, with the actual shape
                 self._shape_c[i] = ffi.new("int64_t[]", list(a.shape) or [0])
@@ -105,7 +121,8 @@ class CompiledModel:
         """Bind every step again under the current CPU mask: the variants it
         selects now, the weights re-packed for the new SGEMM panel width, the
         memory planned anew.  Returns the model."""
-        check(lib.pg_model_rebind(self._m))
+        with self._lock:
+            check(lib.pg_model_rebind(self._m))
         return self
 
     @property
@@ -220,3 +237,14 @@ def compile(graph: Graph, level: int = 3, disable: Iterable[str] = (), threads: 
     if isinstance(disable, str):
         disable = [disable]
     return CompiledModel(graph, level, disable, threads, planner)
+
+
+def set_memory_limit(nbytes: int | None) -> None:
+    """The most bytes one tensor or a model's arena may take; a graph that
+    needs more is refused when it compiles (ShapeError naming the tensor).
+    None restores the default: the machine's memory (or $PEREGRINE_MEMORY_LIMIT)."""
+    check(lib.pg_set_memory_limit(int(nbytes or 0)))
+
+
+def get_memory_limit() -> int:
+    return int(lib.pg_get_memory_limit())

@@ -14,6 +14,7 @@ top-k, top-p, temperature); temperature 0 is greedy.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 from typing import Iterator, Sequence
@@ -21,6 +22,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ._lib import check, ffi, lib
+from .errors import InvalidArgumentError
 from .gguf import GGUFFile, load_gguf
 
 
@@ -65,6 +67,9 @@ class LLM:
         out = ffi.new("pg_llm **")
         check(lib.pg_llm_load(os.fsencode(self.path), opts, out))
         self._h = ffi.gc(out[0], lib.pg_llm_free)
+        # the KV cache is one state: one thread at a time evaluates or
+        # generates (another gets an error, never a mixed cache)
+        self._lock = threading.RLock()
         self.gguf: GGUFFile = load_gguf(self.path)
         self.tokenizer = self.gguf.tokenizer
         self.n_vocab: int = lib.pg_llm_vocab(self._h)
@@ -91,9 +96,18 @@ class LLM:
         check(lib.pg_llm_get_info(self._h, i))
         return i.n_past
 
+    def _claim(self) -> None:
+        if not self._lock.acquire(blocking=False):
+            raise InvalidArgumentError("this LLM is evaluating or generating on another thread "
+                                       "(load one per thread, or serialise the calls)")
+
     def reset(self) -> None:
         """Empty the KV cache."""
-        check(lib.pg_llm_reset(self._h))
+        self._claim()
+        try:
+            check(lib.pg_llm_reset(self._h))
+        finally:
+            self._lock.release()
 
     # -- the kernels it is bound to --
 
@@ -121,8 +135,12 @@ class LLM:
         arr = np.ascontiguousarray(ids, dtype=np.int32)
         rows = len(arr) if logits_all else 1
         out = np.empty((rows, self.n_vocab), dtype=np.float32)
-        check(lib.pg_llm_eval(self._h, ffi.from_buffer("int32_t[]", arr), len(arr),
-                              ffi.from_buffer("float[]", out), int(logits_all)))
+        self._claim()
+        try:
+            check(lib.pg_llm_eval(self._h, ffi.from_buffer("int32_t[]", arr), len(arr),
+                                  ffi.from_buffer("float[]", out), int(logits_all)))
+        finally:
+            self._lock.release()
         return out if logits_all else out[0]
 
     # -- text --
@@ -145,7 +163,19 @@ class LLM:
                      temperature: float = 0.0, top_k: int = 40, top_p: float = 0.95,
                      repeat_penalty: float = 1.0, repeat_last_n: int = 64, seed: int = 0,
                      chat: bool = False, stop_at_eos: bool = True) -> Iterator[int]:
-        """The generated token ids, one at a time (the prompt is text, or ids as given)."""
+        """The generated token ids, one at a time (the prompt is text, or ids as given).
+        At most what the context leaves after the prompt (n_ctx - prompt
+        tokens + 1) are generated, however large ``max_new_tokens``; a prompt
+        of more than n_ctx tokens is a ShapeError."""
+        self._claim()
+        try:
+            yield from self._generate_ids(prompt, max_new_tokens, temperature, top_k, top_p,
+                                          repeat_penalty, repeat_last_n, seed, chat, stop_at_eos)
+        finally:
+            self._lock.release()
+
+    def _generate_ids(self, prompt, max_new_tokens, temperature, top_k, top_p, repeat_penalty,
+                      repeat_last_n, seed, chat, stop_at_eos) -> Iterator[int]:
         if isinstance(prompt, str):
             text = self.format_chat(prompt) if chat else prompt
             ids = self.tokenize(text)

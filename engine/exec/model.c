@@ -277,6 +277,8 @@ pg_status pg_model_rebind(pg_model *m)
     pg_clear_error();
     if (!m)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_model_rebind: NULL model");
+    if (atomic_exchange(&m->busy, 1))
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_model_rebind: the model is running on another thread");
     char planner[sizeof m->plan.planner];
     memcpy(planner, m->plan.planner, sizeof planner);
     free_bound(m);
@@ -289,17 +291,35 @@ pg_status pg_model_rebind(pg_model *m)
         free_bound(m);
         m->bound_flags = 0;
     }
+    atomic_store(&m->busy, 0);
     return st;
 }
 
 /* ---- run ------------------------------------------------------------------ */
 
+static pg_status run_once(pg_model *m, int n_feeds, const char *const *names,
+                          const void *const *data, const int *ranks, const int64_t *const *shapes);
+
+/* One run at a time per model: its arena and feed table are the model's
+ * own, so a second thread gets a clear error instead of a wrong answer. */
 pg_status pg_model_run(pg_model *m, int n_feeds, const char *const *names,
                        const void *const *data, const int *ranks, const int64_t *const *shapes)
 {
     pg_clear_error();
     if (!m || (n_feeds && (!names || !data || !ranks || !shapes)))
         return pg_fail(PG_ERR_INVALID_ARG, "pg_model_run: NULL argument");
+    if (atomic_exchange(&m->busy, 1))
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_model_run: the model is already running on another "
+                       "thread (a compiled model runs one call at a time: compile one per thread, "
+                       "or serialise the calls)");
+    pg_status st = run_once(m, n_feeds, names, data, ranks, shapes);
+    atomic_store(&m->busy, 0);
+    return st;
+}
+
+static pg_status run_once(pg_model *m, int n_feeds, const char *const *names,
+                          const void *const *data, const int *ranks, const int64_t *const *shapes)
+{
     if (!m->steps)
         return pg_fail(PG_ERR_INVALID_ARG, "the model is not bound to kernels: its last rebind "
                        "failed (pg_model_rebind again)");

@@ -4,6 +4,8 @@
 #ifndef PG_EXEC_MODEL_H
 #define PG_EXEC_MODEL_H
 
+#include <stdatomic.h>
+
 #include "../plan/planner.h"
 #include "ops.h"
 
@@ -36,6 +38,7 @@ struct pg_model {
     uint64_t   bound_flags;     /* the CPU flags the mask allowed then */
     int        threads;
     int        level;
+    atomic_int busy;            /* a run (or rebind) is in progress */
 };
 
 #endif

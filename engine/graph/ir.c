@@ -4,6 +4,7 @@
 
 #include "../core/alloc.h"
 #include "../core/error.h"
+#include "../core/limits.h"
 #include "ir.h"
 
 /* ---- dtypes (op names: opdefs.c) ------------------------------------------ */
@@ -284,9 +285,10 @@ int64_t pg_tensor_numel(const pg_tensor *t)
         return -1;
     int64_t n = 1;
     for (int i = 0; i < t->rank; i++) {
-        if (t->shape[i] < 0)
+        /* -1 also when the count overflows: shape inference refuses such
+         * tensors by name (shape_infer.c, check_size) */
+        if (t->shape[i] < 0 || __builtin_mul_overflow(n, t->shape[i], &n))
             return -1;
-        n *= t->shape[i];
     }
     return n;
 }
@@ -338,12 +340,16 @@ int pg_ir_add_const(pg_graph *g, const char *name, pg_dtype dt, int rank,
         if (shape[i] < 0)
             return pg_fail(PG_ERR_SHAPE, "constant '%s': dim %d is %lld", name ? name : "?", i,
                            (long long)shape[i]), -1;
+    uint64_t bytes;
+    if (pg_shape_bytes(rank, shape, es, &bytes) || bytes > pg_memory_limit())
+        return pg_fail(PG_ERR_SHAPE, "constant '%s': its shape takes more bytes than the memory "
+                       "limit of %llu", name ? name : "?", (unsigned long long)pg_memory_limit()), -1;
     int id = pg_ir_add_tensor(g, name, dt, rank, shape);
     if (id < 0)
         return -1;
     pg_tensor *t = g->tensors[id];
     t->rank = rank;
-    size_t nb = (size_t)pg_tensor_numel(t) * es;
+    size_t nb = (size_t)bytes;
     t->data = pg_calloc(1, nb ? nb : 1);
     if (!t->data) {
         g->tensors[id] = NULL;

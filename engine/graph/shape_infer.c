@@ -12,6 +12,7 @@
 
 #include "../core/alloc.h"
 #include "../core/error.h"
+#include "../core/limits.h"
 #include "../exec/ops.h"
 #include "infer.h"
 #include "opdefs.h"
@@ -832,8 +833,44 @@ static pg_status compute_known(pg_infer_ctx *c, const pg_opdef *d)
     return st;
 }
 
+/* A tensor whose byte size overflows or passes the memory limit is refused
+ * here, at compile time, by name (c: the node producing it, NULL for a
+ * graph input or constant). */
+static pg_status check_size(const pg_tensor *t, pg_infer_ctx *c)
+{
+    uint64_t bytes, limit = pg_memory_limit();
+    char shape[160];
+    if (t->rank < 0)
+        return PG_OK;
+    for (int d = 0; d < t->rank; d++)
+        if (t->shape[d] < 0)
+            return PG_OK;   /* not known yet */
+    shape_str(t, shape, sizeof shape);
+    if (pg_shape_bytes(t->rank, t->shape, pg_dtype_size(t->dtype), &bytes)) {
+        if (c)
+            return FAIL(PG_ERR_SHAPE, "output '%s' %s has more bytes than 64 bits count", t->name, shape);
+        return pg_fail(PG_ERR_SHAPE, "tensor '%s' %s has more bytes than 64 bits count", t->name, shape);
+    }
+    if (bytes > limit) {
+        if (c)
+            return FAIL(PG_ERR_SHAPE, "output '%s' %s would take %llu bytes, above the memory limit "
+                        "of %llu (pg_set_memory_limit)", t->name, shape, (unsigned long long)bytes,
+                        (unsigned long long)limit);
+        return pg_fail(PG_ERR_SHAPE, "tensor '%s' %s would take %llu bytes, above the memory limit "
+                       "of %llu (pg_set_memory_limit)", t->name, shape, (unsigned long long)bytes,
+                       (unsigned long long)limit);
+    }
+    return PG_OK;
+}
+
 pg_status pg_ir_infer_shapes(pg_graph *g)
 {
+    PG_IR_FOR_TENSORS(g, t)
+        if ((t->is_input || t->is_const) && t->rank >= 0) {
+            pg_status st = check_size(t, NULL);
+            if (st)
+                return st;
+        }
     int *order = pg_malloc(sizeof(int) * (size_t)(g->n_nodes + 1)), n = 0;
     if (!order)
         return pg_fail(PG_ERR_NOMEM, "out of memory");
@@ -866,6 +903,8 @@ pg_status pg_ir_infer_shapes(pg_graph *g)
                 st = fail_node(&c, PG_ERR_SHAPE, "output '%s' has an unsupported shape or dtype", t->name);
                 break;
             }
+            if ((st = check_size(t, &c)))
+                break;
         }
         if (st == PG_OK)
             st = compute_known(&c, d);

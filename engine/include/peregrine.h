@@ -238,6 +238,13 @@ typedef struct pg_compile_options {
     const char *planner;      /* "greedy_by_size" (default), "greedy_by_first_use", "naive" */
 } pg_compile_options;
 
+/* The most bytes one tensor, or a model's activation arena, may take; a
+ * graph that needs more is refused at compile time naming the tensor
+ * (PG_ERR_SHAPE).  Default: the machine's physical memory, or
+ * $PEREGRINE_MEMORY_LIMIT; 0 restores the default. */
+PG_API pg_status pg_set_memory_limit(uint64_t bytes);
+PG_API uint64_t pg_get_memory_limit(void);
+
 /* Compiles a copy of g (g itself is left as built).  opts NULL = level 3.
  * Every step is bound to its kernel variants now, under the current CPU
  * mask, its weights packed and its scratch planned for them. */

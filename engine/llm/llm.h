@@ -18,6 +18,7 @@
 #ifndef PG_LLM_LLM_H
 #define PG_LLM_LLM_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -112,6 +113,7 @@ struct pg_llm {
 
     double t_prefill_s, t_decode_s;
     int64_t n_prefill, n_decode;
+    atomic_int busy;             /* an evaluation is in progress (llm_forward.c) */
 };
 
 /* llm_bind.c: selects every role's variant under the current mask; the

@@ -94,9 +94,25 @@ static void forward(pg_llm *m)
         run_step(m, &m->steps[i], silu, vadd, vmul);
 }
 
+static pg_status eval_once(pg_llm *m, const int32_t *ids, size_t n, float *logits, int all);
+
+/* One evaluation at a time per model (its KV cache and arena are shared
+ * state): a second thread gets a clear error, never mixed caches. */
 pg_status pg_llm_eval(pg_llm *m, const int32_t *ids, size_t n, float *logits, int all)
 {
     pg_clear_error();
+    if (!m)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_eval: m is NULL");
+    if (atomic_exchange(&m->busy, 1))
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_eval: the model is already evaluating on "
+                       "another thread (load one per thread, or serialise the calls)");
+    pg_status st = eval_once(m, ids, n, logits, all);
+    atomic_store(&m->busy, 0);
+    return st;
+}
+
+static pg_status eval_once(pg_llm *m, const int32_t *ids, size_t n, float *logits, int all)
+{
     if (!m || (!ids && n))
         return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_eval: m or ids is NULL");
     if (n == 0)

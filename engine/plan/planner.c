@@ -6,6 +6,7 @@
 
 #include "../core/alloc.h"
 #include "../core/error.h"
+#include "../core/limits.h"
 #include "../exec/ops.h"
 #include "planner.h"
 
@@ -270,6 +271,13 @@ static pg_status place(pg_plan *p, const char *strategy)
         end = lay_out(idx, n, live, best_fit);
     }
     p->arena_bytes = end;
+    if (end > pg_memory_limit()) {
+        pg_free(idx);
+        pg_free(live);
+        return pg_fail(PG_ERR_SHAPE, "the memory plan needs a %llu-byte arena, above the memory "
+                       "limit of %llu (pg_set_memory_limit)", (unsigned long long)end,
+                       (unsigned long long)pg_memory_limit());
+    }
     pg_free(idx);
     pg_free(live);
     return PG_OK;

