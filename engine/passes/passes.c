@@ -246,7 +246,9 @@ pg_status pg_passes_run(pg_graph *g, int level, const char *disabled_csv, pg_pas
                 c.entry->ms = now_ms() - t0;
             }
         }
-        if (c.entry && (st = pg_snap_take(log, c.entry, g)))
+        if (c.entry && (!enabled || !c.changes) && log->n >= 2)
+            pg_snap_share(c.entry, &log->passes[log->n - 2]);
+        else if (c.entry && (st = pg_snap_take(log, c.entry, g)))
             return st;
     }
     if (log && log->oom)

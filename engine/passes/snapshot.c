@@ -123,6 +123,12 @@ static int is_fused(const pg_pass_log *log, const char *name)
 
 static void free_nodes(pg_snap_pass *p)
 {
+    if (p->shared) {   /* an earlier entry's: that one frees them */
+        p->shared = 0;
+        p->nodes = NULL;
+        p->n_nodes = 0;
+        return;
+    }
     for (int i = 0; i < p->n_nodes; i++) {
         pg_snap_node *n = &p->nodes[i];
         free(n->name); free(n->op); free(n->inputs); free(n->outputs);
@@ -203,6 +209,15 @@ pg_status pg_snap_take(pg_pass_log *log, pg_snap_pass *p, const pg_graph *g)
         if (t->is_const)
             p->const_bytes += (int64_t)t->nbytes;
     return st;
+}
+
+void pg_snap_share(pg_snap_pass *p, const pg_snap_pass *from)
+{
+    free_nodes(p);
+    p->nodes = from->nodes;
+    p->n_nodes = from->n_nodes;
+    p->const_bytes = from->const_bytes;
+    p->shared = 1;
 }
 
 pg_snap_pass *pg_snap_add_pass(pg_pass_log *log, const char *name, const char *description,

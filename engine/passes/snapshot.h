@@ -37,6 +37,7 @@ typedef struct pg_snap_pass {
     int    n_changes, cap_changes;
     pg_snap_node *nodes;          /* the graph after the pass */
     int    n_nodes;
+    int    shared;                /* nodes are an earlier entry's (this pass changed nothing) */
     int64_t const_bytes;          /* bytes of constant data in the graph */
 } pg_snap_pass;
 
@@ -53,6 +54,9 @@ pg_snap_pass *pg_snap_add_pass(pg_pass_log *log, const char *name, const char *d
                                int level, int enabled);
 /* Replaces the entry's node list with the graph as it now stands. */
 pg_status pg_snap_take(pg_pass_log *log, pg_snap_pass *p, const pg_graph *g);
+/* The entry shows the same graph as `from` (an earlier entry that outlives
+ * it): a pass that changed nothing costs no copy of a large graph. */
+void pg_snap_share(pg_snap_pass *p, const pg_snap_pass *from);
 /* Appends a change (copies the strings). */
 void pg_snap_add_change(pg_pass_log *log, pg_snap_pass *p, int kind, const char *node,
                         const char *op, const char *reason);
