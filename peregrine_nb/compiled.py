@@ -79,7 +79,7 @@ class CompiledModel:
             if a.dtype != dt and not np.can_cast(a.dtype, dt, "same_kind"):
                 raise DTypeError(f"feed {name!r} is {a.dtype}; the model takes {np.dtype(dt)} "
                                  "(convert it explicitly)")
-            a = np.ascontiguousarray(a, dtype=dt)
+            a = np.asarray(a, dtype=dt, order="C")   # (ascontiguousarray would make 0-d 1-d)
             if a.shape != shape:
                 # let the engine phrase the error, with the actual shape
                 self._shape_c[i] = ffi.new("int64_t[]", list(a.shape) or [0])
