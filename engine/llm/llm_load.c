@@ -5,6 +5,7 @@
  * copied), then allocates the one arena every run uses: the KV cache, the
  * RoPE table and the activations of the largest batch. */
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "../core/alloc.h"
@@ -118,6 +119,23 @@ static pg_status get_tensor(const pg_llm *m, const char *name, int64_t K, int64_
     return PG_OK;
 }
 
+/* GGUF has no checksums; what a load can still catch of a damaged file:
+ * a block scale (f16, and q4_1's min) or a norm weight that is NaN or Inf,
+ * which would only show up later as NaN logits or nonsense text. */
+static pg_status check_block_scales(const char *name, const uint8_t *data, size_t blocks,
+                                    size_t block_bytes, int n_halves)
+{
+    for (size_t b = 0; b < blocks; b++)
+        for (int h = 0; h < n_halves; h++) {
+            const uint8_t *p = data + b * block_bytes + 2 * (size_t)h;
+            uint16_t v = (uint16_t)(p[0] | p[1] << 8);
+            if ((v & 0x7C00) == 0x7C00)
+                return pg_fail(PG_ERR_FORMAT, "llm: %s: block %zu has a NaN or infinite %s "
+                               "(the file is damaged)", name, b, h ? "minimum" : "scale");
+        }
+    return PG_OK;
+}
+
 static pg_status get_norm(pg_llm *m, const char *name, const float **out)
 {
     pg_gguf_tensor_info ti;
@@ -129,6 +147,10 @@ static pg_status get_norm(pg_llm *m, const char *name, const float **out)
                        pg_ggml_type_name(ti.type));
     if ((uintptr_t)ti.data % sizeof(float))
         return pg_fail(PG_ERR_FORMAT, "llm: %s is not 4-byte aligned in the file", name);
+    for (int64_t i = 0; i < m->hp.n_embd; i++)
+        if (!isfinite(((const float *)ti.data)[i]))
+            return pg_fail(PG_ERR_FORMAT, "llm: %s[%lld] is %f (the file is damaged)", name,
+                           (long long)i, (double)((const float *)ti.data)[i]);
     *out = ti.data;
     return PG_OK;
 }
@@ -156,7 +178,9 @@ static pg_status get_matrix(pg_llm *m, const char *name, int64_t K, int64_t N, i
     w->N = (size_t)N;
     w->row_bytes = (size_t)(K / pg_ggml_type_block_size(ti.type)) *
                    (size_t)pg_ggml_type_block_bytes(ti.type);
-    return PG_OK;
+    /* q4_1 blocks start with the f16 scale and minimum, q8_0 with the scale */
+    return check_block_scales(name, w->data, (size_t)N * (size_t)(K / pg_ggml_type_block_size(ti.type)),
+                              (size_t)pg_ggml_type_block_bytes(ti.type), ti.type == PG_GGML_Q4_1 ? 2 : 1);
 }
 
 static pg_status read_weights(pg_llm *m)
