@@ -42,8 +42,11 @@ def _unknown_family(family: str) -> InvalidArgumentError:
 
 def variants(family: str | None = None):
     """A DataFrame of every variant (or of one kernel family's): family,
-    variant, isa, runnable here, allowed by the mask (active), and the one
-    dispatch selects."""
+    variant, isa, runnable here, allowed by the mask (active), the one
+    dispatch selects, and its self-check: "passed" / "failed" (a variant that
+    disagreed with the C reference on its first use is never selected) /
+    "not run" (not yet wanted in this process) / "checkasm only" (the
+    quantised families, checked by checkasm alone)."""
     import pandas as pd
 
     rows = []
@@ -61,10 +64,15 @@ def variants(family: str | None = None):
                 "runnable": bool(info.runnable),
                 "active": bool(info.active),
                 "selected": bool(info.selected),
+                "self_check": _SELF_CHECK[info.self_check],
             })
     if family is not None and not rows:
         raise _unknown_family(family)
-    return pd.DataFrame(rows, columns=["family", "variant", "isa", "runnable", "active", "selected"])
+    return pd.DataFrame(rows, columns=["family", "variant", "isa", "runnable", "active", "selected",
+                                       "self_check"])
+
+
+_SELF_CHECK = {1: "passed", -1: "failed", 0: "not run", 2: "checkasm only"}
 
 
 def _family_index(family: str) -> int:

@@ -20,12 +20,15 @@ def gemm_tol(a, b):
 
 def test_variant_table_lists_a_reference_per_family():
     df = kernels.variants()
-    assert list(df.columns) == ["family", "variant", "isa", "runnable", "active", "selected"]
+    assert list(df.columns) == ["family", "variant", "isa", "runnable", "active", "selected",
+                                "self_check"]
     assert list(dict.fromkeys(df.family)) == kernels.families()
     for family, group in df.groupby("family"):
         assert group.iloc[-1].isa == "c", family
         assert group.runnable.iloc[-1]
         assert group.selected.sum() == 1, family
+        # what dispatch selects has proved itself (or is checkasm's alone)
+        assert group[group.selected].self_check.iloc[0] in ("passed", "checkasm only"), family
 
 
 def test_families_are_the_kernel_tables():

@@ -225,3 +225,35 @@ def test_llm_bound_at_load_and_rebound():
     assert llm.bound_kernel("qgemv_q4_1") == top
     with pytest.raises(pg.InvalidArgumentError, match="no kernel of family 'sgemm'"):
         llm.bound_kernel("sgemm")
+
+
+# ---- a kernel that disagrees with its reference is never dispatched --------
+
+def test_failing_kernel_self_check_falls_back(tmp_path):
+    """A variant that fails its first-use self-check (forced here through the
+    test hook, in a fresh process) is not selected: the model binds the next
+    one and still computes the right answer; stderr says so once."""
+    import subprocess
+    import sys
+    df = kernels.variants("sgemm")
+    runnable = df[df.runnable].variant.tolist()
+    if len(runnable) < 2:
+        pytest.skip("only the C reference runs here")
+    top = runnable[0]
+    code = (
+        "import numpy as np, peregrine_nb as pg\n"
+        "from peregrine_nb import kernels\n"
+        "g = pg.Graph(); g.add_input('x', (5, 9)); w = np.arange(9 * 70, dtype=np.float32).reshape(9, 70) / 100\n"
+        "g.add_initializer('w', w); g.add_node('MatMul', ['x', 'w'], ['y']); g.add_output('y')\n"
+        "m = pg.compile(g); x = np.ones((5, 9), np.float32)\n"
+        "assert np.allclose(m.run({'x': x})['y'], x @ w, rtol=1e-5)\n"
+        "df = kernels.variants('sgemm')\n"
+        "print(m.kernels[0]['kernels'][0]); print(df.set_index('variant').self_check.to_dict())\n")
+    import os
+    env = dict(os.environ, PEREGRINE_KERNEL_SELFCHECK_FAIL=top)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    bound, states = r.stdout.splitlines()[:2]
+    assert bound == runnable[1]
+    assert f"'{top}': 'failed'" in states and f"'{runnable[1]}': 'passed'" in states
+    assert r.stderr.count(f"kernel {top} (sgemm) disagrees with its C reference") == 1

@@ -122,6 +122,10 @@ typedef struct pg_variant_info {
     int         runnable;       /* the CPU has them (ignores the mask) */
     int         active;         /* runnable and allowed by the mask */
     int         selected;       /* the one dispatch picks now */
+    int         self_check;     /* 1: agreed with the C reference on its first use in this
+                                   process; -1: disagreed, so dispatch never picks it;
+                                   2: no self-check for its family (checkasm only);
+                                   0: not run yet */
 } pg_variant_info;
 
 PG_API int pg_kernel_family_count(void);

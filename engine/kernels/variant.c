@@ -9,7 +9,8 @@ const pg_variant *pg_kernel_select(const pg_kernel_family *op)
 {
     uint64_t active = pg_cpu_active_flags();
     for (int i = 0; i < op->count; i++)
-        if ((op->variants[i].required & active) == op->variants[i].required)
+        if ((op->variants[i].required & active) == op->variants[i].required &&
+            pg_variant_self_check(op, &op->variants[i]))
             return &op->variants[i];
     return &op->variants[op->count - 1];
 }
@@ -21,7 +22,7 @@ const pg_variant *pg_kernel_select_fitting(const pg_kernel_family *op,
     uint64_t active = pg_cpu_active_flags();
     for (int i = 0; i < op->count; i++)
         if ((op->variants[i].required & active) == op->variants[i].required &&
-            fits(&op->variants[i], ctx))
+            fits(&op->variants[i], ctx) && pg_variant_self_check(op, &op->variants[i]))
             return &op->variants[i];
     return NULL;
 }
@@ -141,5 +142,6 @@ pg_status pg_variant_get_info(int i, int j, pg_variant_info *out)
     out->runnable = (v->required & have) == v->required;
     out->active = (v->required & active) == v->required;
     out->selected = pg_kernel_select(op) == v;
+    out->self_check = out->runnable ? pg_variant_self_check_state(op, v) : 0;
     return PG_OK;
 }

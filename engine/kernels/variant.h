@@ -50,6 +50,11 @@ typedef struct pg_kernel_family {
 
 /* The variant dispatch picks for op under the current mask. */
 const pg_variant *pg_kernel_select(const pg_kernel_family *op);
+/* 1 when v agrees with its family's reference on a small fixed input (run
+ * once per process, selfcheck.c); dispatch never selects a variant that
+ * does not.  _state: 1 passed, -1 failed, 0 not run yet. */
+int pg_variant_self_check(const pg_kernel_family *op, const pg_variant *v);
+int pg_variant_self_check_state(const pg_kernel_family *op, const pg_variant *v);
 /* The best variant under the mask that fits(v, ctx) accepts, NULL if none
  * does (a packed weight binds to a kernel of its panel width this way). */
 const pg_variant *pg_kernel_select_fitting(const pg_kernel_family *op,
