@@ -340,6 +340,28 @@ class _Parsed:
     def _op_ReduceSum(self, name, inputs, outputs, attrs):
         return self._reduce("ReduceSum", name, inputs, outputs, attrs)
 
+    def _op_ReduceMax(self, name, inputs, outputs, attrs):
+        return self._reduce("ReduceMax", name, inputs, outputs, attrs)
+
+    def _op_ReduceMin(self, name, inputs, outputs, attrs):
+        return self._reduce("ReduceMin", name, inputs, outputs, attrs)
+
+    def _op_ReduceProd(self, name, inputs, outputs, attrs):
+        return self._reduce("ReduceProd", name, inputs, outputs, attrs)
+
+    def _op_ReduceL2(self, name, inputs, outputs, attrs):
+        return self._reduce("ReduceL2", name, inputs, outputs, attrs)
+
+    def _op_Range(self, name, inputs, outputs, attrs):
+        attrs.pop("stash_type", None)   # float16/bfloat16 only; the engine computes in double
+        self._emit("Range", name, inputs, outputs, attrs)
+
+    def _op_GroupNormalization(self, name, inputs, outputs, attrs):
+        # version 18 gave scale/bias per group, 21 per channel: the engine
+        # tells them apart by their size.  Statistics are kept in double.
+        attrs.pop("stash_type", None)
+        self._emit("GroupNormalization", name, inputs, outputs, attrs)
+
     def _reduce(self, op, name, inputs, outputs, attrs):
         # noop_with_empty_axes: empty axes mean "no reduction" instead of
         # "all axes".  Whether the axes are empty may only be known once an

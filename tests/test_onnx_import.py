@@ -140,7 +140,7 @@ def test_unsupported_ops_are_all_listed():
         helper.make_node("Relu", ["c"], ["r"], name="relu1"),
         helper.make_node("Conv", ["r", "w2"], ["c2"], name="conv2"),
         helper.make_node("MaxPool", ["c2"], ["p"], name="pool", kernel_shape=[2, 2]),
-        helper.make_node("TopK", ["p", "k"], ["v", "i"], name="topk"),
+        helper.make_node("Hardmax", ["p"], ["v"], name="hardmax"),
     ]
     graph = helper.make_graph(
         nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8, 8])],
@@ -153,7 +153,7 @@ def test_unsupported_ops_are_all_listed():
         load_onnx(model)
     msg = str(e.value)
     assert "3 unsupported op type(s)" in msg
-    assert "Conv (nodes: conv1, conv2)" in msg and "MaxPool (nodes: pool)" in msg and "TopK (nodes: topk)" in msg
+    assert "Conv (nodes: conv1, conv2)" in msg and "MaxPool (nodes: pool)" in msg and "Hardmax (nodes: hardmax)" in msg
     assert "Relu" not in msg
 
 

@@ -103,6 +103,45 @@ pg_status pg_exec_shape(pg_kctx *k);
 pg_status pg_exec_constant(pg_kctx *k);
 pg_status pg_exec_constant_of_shape(pg_kctx *k);
 
+/* The ops added for exported transformer graphs, plain C (correctness
+ * first; float64 and integer dtypes where the ONNX cases have them). */
+pg_status pg_exec_math_unary(pg_kctx *k);   /* Sin Cos Floor Ceil Round Sign IsNaN LeakyRelu
+                                             * HardSigmoid HardSwish Softplus Mish (ops_math.c) */
+pg_status pg_exec_variadic(pg_kctx *k);     /* Max Min over 1..64 inputs */
+pg_status pg_exec_mod(pg_kctx *k);
+pg_status pg_exec_clip(pg_kctx *k);
+pg_status pg_exec_gather_elements(pg_kctx *k);   /* ops_index.c */
+pg_status pg_exec_gather_nd(pg_kctx *k);
+pg_status pg_exec_scatter_nd(pg_kctx *k);
+pg_status pg_exec_onehot(pg_kctx *k);
+pg_status pg_exec_nonzero(pg_kctx *k);
+pg_status pg_exec_topk(pg_kctx *k);
+pg_status pg_exec_argmax(pg_kctx *k);       /* ArgMax ArgMin */
+size_t pg_scratch_topk(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                       int threads, const pg_binding *b);
+pg_status pg_exec_range(pg_kctx *k);        /* ops_seq.c */
+pg_status pg_exec_cumsum(pg_kctx *k);
+pg_status pg_exec_size(pg_kctx *k);
+pg_status pg_exec_pad(pg_kctx *k);          /* ops_pad_tile.c */
+pg_status pg_exec_tile(pg_kctx *k);
+pg_status pg_exec_trilu(pg_kctx *k);
+pg_status pg_exec_einsum(pg_kctx *k);       /* ops_einsum.c */
+pg_status pg_exec_logsoftmax(pg_kctx *k);   /* ops_norm2.c */
+pg_status pg_exec_instancenorm(pg_kctx *k);
+pg_status pg_exec_groupnorm(pg_kctx *k);
+pg_status pg_exec_reduce_ext(pg_kctx *k);   /* ReduceMax ReduceMin ReduceProd ReduceL2 (ops_reduce.c) */
+/* 1 if a reduction op takes that input dtype (ops_reduce.c). */
+int pg_reduce_dtype_ok(pg_opcode op, pg_dtype dt);
+
+/* Pad's modes; pg_pad_mode: -1 for an unknown name. */
+enum { PG_PAD_CONSTANT, PG_PAD_REFLECT, PG_PAD_EDGE, PG_PAD_WRAP };
+int pg_pad_mode(const char *mode);
+/* Per-dim pads (lo: before, hi: after) from ONNX pads [x1_begin, ...,
+ * x1_end, ...] over all dims (axes NULL) or over the given axes; -1 if the
+ * counts or an axis do not fit the rank. */
+int pg_pad_amounts(int rank, const int64_t *pads, int npads, const int64_t *axes, int naxes,
+                   int64_t *lo, int64_t *hi);
+
 /* Strides (in elements) that broadcast a tensor of rank r / shape s to an
  * output of rank orank / oshape: 0 on broadcast dims, leading dims added. */
 void pg_broadcast_strides(int r, const int64_t *s, int orank, const int64_t *oshape,

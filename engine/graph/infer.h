@@ -8,6 +8,7 @@
 #ifndef PG_GRAPH_INFER_H
 #define PG_GRAPH_INFER_H
 
+#include "../core/error.h"
 #include "ir.h"
 
 typedef struct pg_infer_ctx {
@@ -16,6 +17,27 @@ typedef struct pg_infer_ctx {
     pg_tensor *in[64];   /* NULL: an absent optional input */
     int        n_in;
 } pg_infer_ctx;
+
+/* Helpers the rules share (shape_infer.c). */
+#define PG_INFER_FAIL(st, ...) pg_infer_fail(c, st, __VA_ARGS__)
+/* Fails naming the node: "node 'name' (op): <message>". */
+pg_status pg_infer_fail(pg_infer_ctx *c, pg_status st, const char *fmt, ...) PG_PRINTF(3, 4);
+void pg_infer_shape_str(const pg_tensor *t, char *buf, size_t cap);   /* "[2,3]" */
+/* A tensor's compile-time value: its data (a constant) or its known
+ * value (computed from shapes); NULL if neither. */
+const void *pg_infer_value(const pg_tensor *t);
+/* An int64/int32 input's compile-time value (at most cap values). */
+pg_status pg_infer_read_ints(pg_infer_ctx *c, int slot, int64_t *out, int cap, int *count);
+/* A one-element numeric input's compile-time value, as a double; `what`
+ * names it in the error ("depth"). */
+pg_status pg_infer_read_scalar(pg_infer_ctx *c, int slot, const char *what, double *v);
+void pg_infer_set_out(pg_infer_ctx *c, int i, pg_dtype dt, int rank, const int64_t *shape);
+pg_status pg_infer_need_float(pg_infer_ctx *c, int slot);            /* float32 only */
+/* numpy broadcasting of the inputs in slots[0..k) */
+pg_status pg_infer_broadcast(pg_infer_ctx *c, const int *slots, int k, int *rank, int64_t *shape);
+/* Reduction axes: input `slot` (a value) or the `axes` attribute. */
+pg_status pg_infer_axes(pg_infer_ctx *c, int slot, int64_t *axes, int *n);
+static inline int pg_infer_has_in(const pg_infer_ctx *c, int slot) { return slot < c->n_in && c->in[slot]; }
 
 pg_status pg_infer_binary(pg_infer_ctx *c);
 pg_status pg_infer_where(pg_infer_ctx *c);
@@ -37,5 +59,32 @@ pg_status pg_infer_expand(pg_infer_ctx *c);
 pg_status pg_infer_shape(pg_infer_ctx *c);
 pg_status pg_infer_constant(pg_infer_ctx *c);
 pg_status pg_infer_constant_of_shape(pg_infer_ctx *c);
+
+/* infer_math.c: elementwise math */
+pg_status pg_infer_math_unary(pg_infer_ctx *c);  /* Sin Cos Floor Ceil Round Sign IsNaN LeakyRelu
+                                                  * HardSigmoid HardSwish Softplus Mish */
+pg_status pg_infer_variadic(pg_infer_ctx *c);    /* Max Min */
+pg_status pg_infer_mod(pg_infer_ctx *c);
+pg_status pg_infer_clip(pg_infer_ctx *c);
+/* infer_index.c: indexing */
+pg_status pg_infer_gather_elements(pg_infer_ctx *c);
+pg_status pg_infer_gather_nd(pg_infer_ctx *c);
+pg_status pg_infer_scatter_nd(pg_infer_ctx *c);
+pg_status pg_infer_onehot(pg_infer_ctx *c);
+pg_status pg_infer_nonzero(pg_infer_ctx *c);
+pg_status pg_infer_topk(pg_infer_ctx *c);
+pg_status pg_infer_argmax(pg_infer_ctx *c);      /* ArgMax ArgMin */
+/* infer_data.c: sequences, padding, tiling */
+pg_status pg_infer_range(pg_infer_ctx *c);
+pg_status pg_infer_cumsum(pg_infer_ctx *c);
+pg_status pg_infer_size(pg_infer_ctx *c);
+pg_status pg_infer_tile(pg_infer_ctx *c);
+pg_status pg_infer_pad(pg_infer_ctx *c);
+pg_status pg_infer_trilu(pg_infer_ctx *c);
+/* infer_einsum.c */
+pg_status pg_infer_einsum(pg_infer_ctx *c);
+/* infer_norm2.c: InstanceNormalization, GroupNormalization */
+pg_status pg_infer_instancenorm(pg_infer_ctx *c);
+pg_status pg_infer_groupnorm(pg_infer_ctx *c);
 
 #endif /* PG_GRAPH_INFER_H */

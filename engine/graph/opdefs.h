@@ -22,6 +22,8 @@ struct pg_binding;
                                   * input of its size and dtype */
 #define PG_OPF_INPLACE_FIRST 4u  /* row op: may overwrite input 0 only */
 #define PG_OPF_NO_FOLD       8u  /* never run at compile time on known values */
+#define PG_OPF_DESC_ONLY    16u  /* reads only its inputs' descriptors (Shape,
+                                  * Size): its value is known once shapes are */
 
 typedef pg_status (*pg_infer_fn)(struct pg_infer_ctx *c);
 typedef pg_status (*pg_exec_fn)(struct pg_kctx *k);

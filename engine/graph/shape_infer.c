@@ -13,17 +13,17 @@
 #include "../core/alloc.h"
 #include "../core/error.h"
 #include "../core/limits.h"
+#include "../exec/elem.h"
 #include "../exec/ops.h"
 #include "infer.h"
 #include "opdefs.h"
 
 #define KNOWN_MAX_ELEMS 1024
 
-#define FAIL(st, ...) fail_node(c, st, __VA_ARGS__)
+#define FAIL(st, ...) pg_infer_fail(c, st, __VA_ARGS__)
 
-static pg_status fail_node(pg_infer_ctx *c, pg_status st, const char *fmt, ...) PG_PRINTF(3, 4);
 #include <stdarg.h>
-static pg_status fail_node(pg_infer_ctx *c, pg_status st, const char *fmt, ...)
+pg_status pg_infer_fail(pg_infer_ctx *c, pg_status st, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -33,7 +33,7 @@ static pg_status fail_node(pg_infer_ctx *c, pg_status st, const char *fmt, ...)
     return pg_fail(st, "node '%s' (%s): %s", c->n->name, c->n->op_type, msg);
 }
 
-static void shape_str(const pg_tensor *t, char *buf, size_t cap)
+void pg_infer_shape_str(const pg_tensor *t, char *buf, size_t cap)
 {
     size_t o = (size_t)snprintf(buf, cap, "[");
     for (int i = 0; i < t->rank && o < cap; i++)
@@ -42,16 +42,16 @@ static void shape_str(const pg_tensor *t, char *buf, size_t cap)
         snprintf(buf + o, cap - o, "]");
 }
 
-static const void *value_of(const pg_tensor *t)
+const void *pg_infer_value(const pg_tensor *t)
 {
     return t->data ? t->data : t->known;
 }
 
 /* Reads an int tensor's compile-time value as int64. */
-static pg_status read_ints(pg_infer_ctx *c, int slot, int64_t *out, int cap, int *count)
+pg_status pg_infer_read_ints(pg_infer_ctx *c, int slot, int64_t *out, int cap, int *count)
 {
     const pg_tensor *t = c->in[slot];
-    const void *v = value_of(t);
+    const void *v = pg_infer_value(t);
     if (!v)
         return FAIL(PG_ERR_SHAPE, "input %d ('%s') must be known at compile time "
                     "(a constant or computed from shapes)", slot, t->name);
@@ -69,18 +69,36 @@ static pg_status read_ints(pg_infer_ctx *c, int slot, int64_t *out, int cap, int
     return PG_OK;
 }
 
+/* A one-element numeric input's compile-time value, as a double (an int64
+ * beyond 2^53 rounds; callers that need it exactly use read_ints). */
+pg_status pg_infer_read_scalar(pg_infer_ctx *c, int slot, const char *what, double *v)
+{
+    const pg_tensor *t = c->in[slot];
+    const void *p = pg_infer_value(t);
+    if (!p)
+        return FAIL(PG_ERR_SHAPE, "%s '%s' (input %d) must be known at compile time "
+                    "(a constant or computed from shapes)", what, t->name, slot);
+    if (pg_tensor_numel(t) != 1)
+        return FAIL(PG_ERR_SHAPE, "%s '%s' must hold one value, not %lld", what, t->name,
+                    (long long)pg_tensor_numel(t));
+    if (!pg_dt_is_numeric(t->dtype))
+        return FAIL(PG_ERR_DTYPE, "%s '%s' has dtype %s", what, t->name, pg_dtype_name(t->dtype));
+    *v = pg_ld_f(t->dtype, p, 0);
+    return PG_OK;
+}
+
 static int has_in(pg_infer_ctx *c, int slot) { return slot < c->n_in && c->in[slot]; }
 
 static pg_tensor *out_t(pg_infer_ctx *c, int i) { return c->g->tensors[c->n->outputs[i]]; }
 
-static void set_out(pg_infer_ctx *c, int i, pg_dtype dt, int rank, const int64_t *shape)
+void pg_infer_set_out(pg_infer_ctx *c, int i, pg_dtype dt, int rank, const int64_t *shape)
 {
     pg_tensor *t = out_t(c, i);
     t->dtype = dt;
     pg_ir_set_shape(t, rank, shape);
 }
 
-static pg_status need_float(pg_infer_ctx *c, int slot)
+pg_status pg_infer_need_float(pg_infer_ctx *c, int slot)
 {
     if (c->in[slot]->dtype != PG_DTYPE_FLOAT32)
         return FAIL(PG_ERR_DTYPE, "input %d ('%s') is %s; this op needs float32", slot,
@@ -89,7 +107,7 @@ static pg_status need_float(pg_infer_ctx *c, int slot)
 }
 
 /* numpy broadcasting of a list of inputs */
-static pg_status broadcast(pg_infer_ctx *c, const int *slots, int k, int *rank, int64_t *shape)
+pg_status pg_infer_broadcast(pg_infer_ctx *c, const int *slots, int k, int *rank, int64_t *shape)
 {
     int r = 0;
     for (int i = 0; i < k; i++)
@@ -108,8 +126,8 @@ static pg_status broadcast(pg_infer_ctx *c, const int *slots, int k, int *rank, 
                 continue;
             }
             char a[128], b[128];
-            shape_str(c->in[slots[0]], a, sizeof a);
-            shape_str(t, b, sizeof b);
+            pg_infer_shape_str(c->in[slots[0]], a, sizeof a);
+            pg_infer_shape_str(t, b, sizeof b);
             return FAIL(PG_ERR_SHAPE, "shapes %s ('%s') and %s ('%s') do not broadcast",
                         a, c->in[slots[0]]->name, b, t->name);
         }
@@ -132,11 +150,11 @@ pg_status pg_infer_binary(pg_infer_ctx *c)
         return FAIL(PG_ERR_DTYPE, "does not take bool inputs");
     int slots[2] = { 0, 1 }, r = 0;
     int64_t shape[PG_MAX_RANK];
-    if ((st = broadcast(c, slots, 2, &r, shape)))
+    if ((st = pg_infer_broadcast(c, slots, 2, &r, shape)))
         return st;
     int cmp = op == PG_OP_EQUAL || op == PG_OP_LESS || op == PG_OP_GREATER ||
               op == PG_OP_LESS_OR_EQUAL || op == PG_OP_GREATER_OR_EQUAL;
-    set_out(c, 0, cmp ? PG_DTYPE_BOOL : a->dtype, r, shape);
+    pg_infer_set_out(c, 0, cmp ? PG_DTYPE_BOOL : a->dtype, r, shape);
     return PG_OK;
 }
 
@@ -151,9 +169,9 @@ pg_status pg_infer_where(pg_infer_ctx *c)
                     pg_dtype_name(c->in[2]->dtype));
     int slots[3] = { 0, 1, 2 }, r = 0;
     int64_t shape[PG_MAX_RANK];
-    if ((st = broadcast(c, slots, 3, &r, shape)))
+    if ((st = pg_infer_broadcast(c, slots, 3, &r, shape)))
         return st;
-    set_out(c, 0, c->in[1]->dtype, r, shape);
+    pg_infer_set_out(c, 0, c->in[1]->dtype, r, shape);
     return PG_OK;
 }
 
@@ -174,17 +192,17 @@ pg_status pg_infer_unary(pg_infer_ctx *c)
         if (dt != PG_DTYPE_FLOAT32 && dt != PG_DTYPE_INT64 && dt != PG_DTYPE_INT32)
             return FAIL(PG_ERR_DTYPE, "does not take %s", pg_dtype_name(dt));
     } else if (op != PG_OP_IDENTITY && op != PG_OP_DROPOUT) {
-        if ((st = need_float(c, 0)))
+        if ((st = pg_infer_need_float(c, 0)))
             return st;
     }
-    set_out(c, 0, dt, x->rank, x->shape);
+    pg_infer_set_out(c, 0, dt, x->rank, x->shape);
     return PG_OK;
 }
 
 pg_status pg_infer_norm(pg_infer_ctx *c)
 {
     pg_status st = PG_OK;
-    if ((st = need_float(c, 0)))
+    if ((st = pg_infer_need_float(c, 0)))
         return st;
     const pg_tensor *x = c->in[0];
     if (x->rank < 1)
@@ -208,15 +226,15 @@ pg_status pg_infer_norm(pg_infer_ctx *c)
                             (long long)pg_tensor_numel(c->in[s]), (long long)inner);
         }
     }
-    set_out(c, 0, x->dtype, x->rank, x->shape);
+    pg_infer_set_out(c, 0, x->dtype, x->rank, x->shape);
     return PG_OK;
 }
 
-static pg_status get_axes(pg_infer_ctx *c, int slot, int64_t *axes, int *n)
+pg_status pg_infer_axes(pg_infer_ctx *c, int slot, int64_t *axes, int *n)
 {
     *n = 0;
     if (has_in(c, slot))
-        return read_ints(c, slot, axes, PG_MAX_RANK, n);
+        return pg_infer_read_ints(c, slot, axes, PG_MAX_RANK, n);
     int cnt = 0;
     const int64_t *a = pg_ir_attr_ints(c->n, "axes", &cnt);
     if (cnt > PG_MAX_RANK)
@@ -230,12 +248,18 @@ static pg_status get_axes(pg_infer_ctx *c, int slot, int64_t *axes, int *n)
 pg_status pg_infer_reduce(pg_infer_ctx *c)
 {
     pg_status st = PG_OK;
-    if ((st = need_float(c, 0)))
-        return st;
     const pg_tensor *x = c->in[0];
+    pg_opcode op = c->n->op;
+    if (op == PG_OP_REDUCEMEAN || op == PG_OP_REDUCESUM) {
+        if ((st = pg_infer_need_float(c, 0)))
+            return st;
+    } else if (!pg_reduce_dtype_ok(op, x->dtype)) {   /* ops_reduce.c */
+        return FAIL(PG_ERR_DTYPE, "input '%s' is %s, which %s does not take", x->name,
+                    pg_dtype_name(x->dtype), c->n->op_type);
+    }
     int64_t axes[PG_MAX_RANK];
     int na = 0, keep = (int)pg_ir_attr_int(c->n, "keepdims", 1);
-    if ((st = get_axes(c, 1, axes, &na)))
+    if ((st = pg_infer_axes(c, 1, axes, &na)))
         return st;
     int red[PG_MAX_RANK] = { 0 };
     for (int i = 0; i < na; i++) {
@@ -253,7 +277,7 @@ pg_status pg_infer_reduce(pg_infer_ctx *c)
         if (!red[d]) shape[r++] = x->shape[d];
         else if (keep) shape[r++] = 1;
     }
-    set_out(c, 0, x->dtype, r, shape);
+    pg_infer_set_out(c, 0, x->dtype, r, shape);
     return PG_OK;
 }
 
@@ -261,12 +285,12 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
 {
     pg_opcode op = c->n->op;
     pg_status st = PG_OK;
-    if ((st = need_float(c, 0)) || (st = need_float(c, 1)))
+    if ((st = pg_infer_need_float(c, 0)) || (st = pg_infer_need_float(c, 1)))
         return st;
     const pg_tensor *a = c->in[0], *b = c->in[1];
     char sa[128], sb[128];
-    shape_str(a, sa, sizeof sa);
-    shape_str(b, sb, sizeof sb);
+    pg_infer_shape_str(a, sa, sizeof sa);
+    pg_infer_shape_str(b, sb, sizeof sb);
     if (op == PG_OP_GEMM) {
         if (a->rank != 2 || b->rank != 2)
             return FAIL(PG_ERR_SHAPE, "A %s and B %s must be 2-D", sa, sb);
@@ -286,7 +310,7 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
                                 bias->name, (long long)M, (long long)N);
             }
         }
-        set_out(c, 0, PG_DTYPE_FLOAT32, 2, shape);
+        pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 2, shape);
         return PG_OK;
     }
     if (a->rank < 1 || b->rank < 1)
@@ -316,7 +340,7 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
     if (b->rank >= 2)
         shape[outr++] = N;
     if (op == PG_OP_MATMUL) {
-        set_out(c, 0, PG_DTYPE_FLOAT32, outr, shape);
+        pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, outr, shape);
         return PG_OK;
     }
     int64_t total = N;
@@ -328,10 +352,10 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
                         (long long)N);
         for (int i = 0; i < 3; i++) {
             shape[outr - 1] = sp[i];
-            set_out(c, i, PG_DTYPE_FLOAT32, outr, shape);
+            pg_infer_set_out(c, i, PG_DTYPE_FLOAT32, outr, shape);
         }
     } else {
-        set_out(c, 0, PG_DTYPE_FLOAT32, outr, shape);
+        pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, outr, shape);
     }
     if (has_in(c, 2) && pg_tensor_numel(c->in[2]) != total)
         return FAIL(PG_ERR_SHAPE, "bias '%s' must have N = %lld elements", c->in[2]->name,
@@ -345,7 +369,7 @@ static pg_status infer_attention_bshd(pg_infer_ctx *c)
 {
     pg_status st;
     for (int i = 0; i < 3; i++) {
-        if ((st = need_float(c, i)))
+        if ((st = pg_infer_need_float(c, i)))
             return st;
         if (c->in[i]->rank != 3)
             return FAIL(PG_ERR_SHAPE, "input %d ('%s') must be 3-D [B,S,H*D] (qkv_layout=bshd)", i,
@@ -380,7 +404,7 @@ static pg_status infer_attention_bshd(pg_infer_ctx *c)
             return FAIL(PG_ERR_DTYPE, "mask must be float32 or bool");
     }
     int64_t shape[3] = { q->shape[0], q->shape[1], v->shape[2] };
-    set_out(c, 0, PG_DTYPE_FLOAT32, 3, shape);
+    pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 3, shape);
     return PG_OK;
 }
 
@@ -393,7 +417,7 @@ pg_status pg_infer_attention(pg_infer_ctx *c)
     if (strcmp(layout, "bhsd"))
         return FAIL(PG_ERR_GRAPH, "qkv_layout '%s' is neither \"bhsd\" nor \"bshd\"", layout);
     for (int i = 0; i < 3; i++) {
-        if ((st = need_float(c, i)))
+        if ((st = pg_infer_need_float(c, i)))
             return st;
         if (c->in[i]->rank != 4)
             return FAIL(PG_ERR_SHAPE, "input %d ('%s') must be 4-D [B,H,S,D]", i, c->in[i]->name);
@@ -421,7 +445,7 @@ pg_status pg_infer_attention(pg_infer_ctx *c)
             return FAIL(PG_ERR_DTYPE, "mask must be float32 or bool");
     }
     int64_t shape[4] = { q->shape[0], q->shape[1], q->shape[2], v->shape[3] };
-    set_out(c, 0, PG_DTYPE_FLOAT32, 4, shape);
+    pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 4, shape);
     return PG_OK;
 }
 
@@ -441,7 +465,7 @@ pg_status pg_infer_transpose(pg_infer_ctx *c)
         seen[p] = 1;
         shape[d] = x->shape[p];
     }
-    set_out(c, 0, x->dtype, x->rank, shape);
+    pg_infer_set_out(c, 0, x->dtype, x->rank, shape);
     return PG_OK;
 }
 
@@ -451,7 +475,7 @@ pg_status pg_infer_reshape(pg_infer_ctx *c)
     const pg_tensor *x = c->in[0];
     int64_t shape[PG_MAX_RANK];
     int r = 0;
-    if ((st = read_ints(c, 1, shape, PG_MAX_RANK, &r)))
+    if ((st = pg_infer_read_ints(c, 1, shape, PG_MAX_RANK, &r)))
         return st;
     int allowzero = (int)pg_ir_attr_int(c->n, "allowzero", 0), infer = -1;
     int64_t prod = 1, total = pg_tensor_numel(x);
@@ -480,11 +504,11 @@ pg_status pg_infer_reshape(pg_infer_ctx *c)
     }
     if (prod != total) {
         char s[128];
-        shape_str(x, s, sizeof s);
+        pg_infer_shape_str(x, s, sizeof s);
         return FAIL(PG_ERR_SHAPE, "cannot reshape '%s' %s (%lld elements) to %lld elements",
                     x->name, s, (long long)total, (long long)prod);
     }
-    set_out(c, 0, x->dtype, r, shape);
+    pg_infer_set_out(c, 0, x->dtype, r, shape);
     return PG_OK;
 }
 
@@ -499,7 +523,7 @@ pg_status pg_infer_flatten(pg_infer_ctx *c)
     int64_t shape[2] = { 1, 1 };
     for (int d = 0; d < x->rank; d++)
         shape[d < ax ? 0 : 1] *= x->shape[d];
-    set_out(c, 0, x->dtype, 2, shape);
+    pg_infer_set_out(c, 0, x->dtype, 2, shape);
     return PG_OK;
 }
 
@@ -509,7 +533,7 @@ static pg_status squeeze_rule(pg_infer_ctx *c, int unsqueeze)
     const pg_tensor *x = c->in[0];
     int64_t axes[PG_MAX_RANK];
     int na = 0;
-    if ((st = get_axes(c, 1, axes, &na)))
+    if ((st = pg_infer_axes(c, 1, axes, &na)))
         return st;
     int64_t shape[PG_MAX_RANK];
     int r = 0;
@@ -539,7 +563,7 @@ static pg_status squeeze_rule(pg_infer_ctx *c, int unsqueeze)
             if (!(na ? mark[d] : x->shape[d] == 1))
                 shape[r++] = x->shape[d];
     }
-    set_out(c, 0, x->dtype, r, shape);
+    pg_infer_set_out(c, 0, x->dtype, r, shape);
     return PG_OK;
 }
 
@@ -569,7 +593,7 @@ pg_status pg_infer_concat(pg_infer_ctx *c)
                             t->name, d, (long long)t->shape[d], (long long)x->shape[d]);
         shape[a] += t->shape[a];
     }
-    set_out(c, 0, x->dtype, x->rank, shape);
+    pg_infer_set_out(c, 0, x->dtype, x->rank, shape);
     return PG_OK;
 }
 
@@ -585,7 +609,7 @@ pg_status pg_infer_split(pg_infer_ctx *c)
     if (no > 64)
         return FAIL(PG_ERR_GRAPH, "at most 64 outputs");
     if (has_in(c, 1)) {
-        if ((st = read_ints(c, 1, sizes, 64, &ns)))
+        if ((st = pg_infer_read_ints(c, 1, sizes, 64, &ns)))
             return st;
     } else {
         const int64_t *sp = pg_ir_attr_ints(c->n, "split", &ns);
@@ -610,7 +634,7 @@ pg_status pg_infer_split(pg_infer_ctx *c)
     memcpy(shape, x->shape, sizeof shape);
     for (int i = 0; i < no; i++) {
         shape[a] = sizes[i];
-        set_out(c, i, x->dtype, x->rank, shape);
+        pg_infer_set_out(c, i, x->dtype, x->rank, shape);
     }
     return PG_OK;
 }
@@ -638,11 +662,11 @@ pg_status pg_infer_slice(pg_infer_ctx *c)
     const pg_tensor *x = c->in[0];
     int64_t starts[PG_MAX_RANK], ends[PG_MAX_RANK], axes[PG_MAX_RANK], steps[PG_MAX_RANK];
     int ns, ne, na = 0, nst = 0;
-    if ((st = read_ints(c, 1, starts, PG_MAX_RANK, &ns)) || (st = read_ints(c, 2, ends, PG_MAX_RANK, &ne)))
+    if ((st = pg_infer_read_ints(c, 1, starts, PG_MAX_RANK, &ns)) || (st = pg_infer_read_ints(c, 2, ends, PG_MAX_RANK, &ne)))
         return st;
-    if (has_in(c, 3) && (st = read_ints(c, 3, axes, PG_MAX_RANK, &na)))
+    if (has_in(c, 3) && (st = pg_infer_read_ints(c, 3, axes, PG_MAX_RANK, &na)))
         return st;
-    if (has_in(c, 4) && (st = read_ints(c, 4, steps, PG_MAX_RANK, &nst)))
+    if (has_in(c, 4) && (st = pg_infer_read_ints(c, 4, steps, PG_MAX_RANK, &nst)))
         return st;
     if (ne != ns || (has_in(c, 3) && na != ns) || (has_in(c, 4) && nst != ns))
         return FAIL(PG_ERR_SHAPE, "starts, ends, axes and steps must have the same length");
@@ -656,7 +680,7 @@ pg_status pg_infer_slice(pg_infer_ctx *c)
         pg_slice_range(x->shape[a], starts[i], ends[i], step, &s0, &cnt);
         shape[a] = cnt;
     }
-    set_out(c, 0, x->dtype, x->rank, shape);
+    pg_infer_set_out(c, 0, x->dtype, x->rank, shape);
     return PG_OK;
 }
 
@@ -675,7 +699,7 @@ pg_status pg_infer_gather(pg_infer_ctx *c)
     for (int d = 0; d < a; d++) shape[r++] = x->shape[d];
     for (int d = 0; d < idx->rank; d++) shape[r++] = idx->shape[d];
     for (int d = a + 1; d < x->rank; d++) shape[r++] = x->shape[d];
-    set_out(c, 0, x->dtype, r, shape);
+    pg_infer_set_out(c, 0, x->dtype, r, shape);
     return PG_OK;
 }
 
@@ -685,7 +709,7 @@ pg_status pg_infer_expand(pg_infer_ctx *c)
     const pg_tensor *x = c->in[0];
     int64_t tgt[PG_MAX_RANK];
     int r = 0;
-    if ((st = read_ints(c, 1, tgt, PG_MAX_RANK, &r)))
+    if ((st = pg_infer_read_ints(c, 1, tgt, PG_MAX_RANK, &r)))
         return st;
     int orank = r > x->rank ? r : x->rank;
     int64_t shape[PG_MAX_RANK];
@@ -696,7 +720,7 @@ pg_status pg_infer_expand(pg_infer_ctx *c)
             return FAIL(PG_ERR_SHAPE, "input dim %lld does not broadcast to %lld", (long long)a, (long long)b);
         shape[d] = a == 1 ? b : a;
     }
-    set_out(c, 0, x->dtype, orank, shape);
+    pg_infer_set_out(c, 0, x->dtype, orank, shape);
     return PG_OK;
 }
 
@@ -709,7 +733,7 @@ pg_status pg_infer_shape(pg_infer_ctx *c)
     s = s < 0 ? 0 : (s > r ? r : s);
     e = e < 0 ? 0 : (e > r ? r : e);
     int64_t len = e > s ? e - s : 0;
-    set_out(c, 0, PG_DTYPE_INT64, 1, &len);
+    pg_infer_set_out(c, 0, PG_DTYPE_INT64, 1, &len);
     return PG_OK;
 }
 
@@ -721,19 +745,19 @@ pg_status pg_infer_constant(pg_infer_ctx *c)
         const pg_tensor *v = a->tensor >= 0 && a->tensor < c->g->n_tensors ? c->g->tensors[a->tensor] : NULL;
         if (!v || !v->data)
             return FAIL(PG_ERR_GRAPH, "attribute 'value' is not a constant tensor");
-        set_out(c, 0, v->dtype, v->rank, v->shape);
+        pg_infer_set_out(c, 0, v->dtype, v->rank, v->shape);
         return PG_OK;
     }
-    if ((a = pg_ir_attr(c->n, "value_float"))) { set_out(c, 0, PG_DTYPE_FLOAT32, 0, NULL); return PG_OK; }
-    if ((a = pg_ir_attr(c->n, "value_int"))) { set_out(c, 0, PG_DTYPE_INT64, 0, NULL); return PG_OK; }
+    if ((a = pg_ir_attr(c->n, "value_float"))) { pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 0, NULL); return PG_OK; }
+    if ((a = pg_ir_attr(c->n, "value_int"))) { pg_infer_set_out(c, 0, PG_DTYPE_INT64, 0, NULL); return PG_OK; }
     if ((a = pg_ir_attr(c->n, "value_floats"))) {
         int64_t n = a->n;
-        set_out(c, 0, PG_DTYPE_FLOAT32, 1, &n);
+        pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 1, &n);
         return PG_OK;
     }
     if ((a = pg_ir_attr(c->n, "value_ints"))) {
         int64_t n = a->n;
-        set_out(c, 0, PG_DTYPE_INT64, 1, &n);
+        pg_infer_set_out(c, 0, PG_DTYPE_INT64, 1, &n);
         return PG_OK;
     }
     return FAIL(PG_ERR_GRAPH, "needs a 'value' attribute");
@@ -744,7 +768,7 @@ pg_status pg_infer_constant_of_shape(pg_infer_ctx *c)
     pg_status st = PG_OK;
     int64_t shape[PG_MAX_RANK];
     int r = 0;
-    if ((st = read_ints(c, 0, shape, PG_MAX_RANK, &r)))
+    if ((st = pg_infer_read_ints(c, 0, shape, PG_MAX_RANK, &r)))
         return st;
     pg_dtype dt = PG_DTYPE_FLOAT32;
     const pg_attr *a = pg_ir_attr(c->n, "value");
@@ -754,7 +778,7 @@ pg_status pg_infer_constant_of_shape(pg_infer_ctx *c)
     for (int d = 0; d < r; d++)
         if (shape[d] < 0)
             return FAIL(PG_ERR_SHAPE, "negative dim %lld", (long long)shape[d]);
-    set_out(c, 0, dt, r, shape);
+    pg_infer_set_out(c, 0, dt, r, shape);
     return PG_OK;
 }
 
@@ -781,7 +805,6 @@ static pg_status infer_node(pg_infer_ctx *c, const pg_opdef *d)
 static pg_status compute_known(pg_infer_ctx *c, const pg_opdef *d)
 {
     pg_node *n = c->n;
-    pg_opcode op = n->op;
     if (d->flags & PG_OPF_NO_FOLD)
         return PG_OK;
     for (int i = 0; i < n->n_outputs; i++) {
@@ -796,9 +819,9 @@ static pg_status compute_known(pg_infer_ctx *c, const pg_opdef *d)
         x[i] = NULL;
         if (!c->in[i])
             continue;
-        if (op == PG_OP_SHAPE)
-            continue;   /* reads only the descriptor */
-        if (!(x[i] = value_of(c->in[i])))
+        if (d->flags & PG_OPF_DESC_ONLY)
+            continue;   /* Shape, Size: read only the descriptor */
+        if (!(x[i] = pg_infer_value(c->in[i])))
             return PG_OK;
     }
     pg_exec_fn fn = d->exec;
@@ -820,10 +843,19 @@ static pg_status compute_known(pg_infer_ctx *c, const pg_opdef *d)
     if (va && va->type == PG_ATTR_TENSOR && va->tensor >= 0 && va->tensor < c->g->n_tensors &&
         c->g->tensors[va->tensor])
         state = c->g->tensors[va->tensor]->data;
+    /* the executor's kernels and scratch, as constant folding gives them */
+    pg_binding bind;
+    pg_status st = pg_exec_bind(n, (const pg_tensor *const *)c->in, outs, &bind);
+    size_t sb = st ? 0 : pg_exec_scratch_bytes(n, (const pg_tensor *const *)c->in, outs, 1, &bind);
+    void *scratch = sb ? pg_malloc(sb) : NULL;
+    if (st == PG_OK && sb && !scratch)
+        st = FAIL(PG_ERR_NOMEM, "out of memory");
     pg_kctx k = { .node = n, .n_in = c->n_in, .n_out = n->n_outputs,
                   .in = (const pg_tensor *const *)c->in, .x = x, .out = outs, .y = y,
-                  .state = (void *)state };
-    pg_status st = fn(&k);
+                  .scratch = scratch, .scratch_bytes = sb, .state = (void *)state, .bind = &bind };
+    if (st == PG_OK)
+        st = fn(&k);
+    pg_free(scratch);
     if (st != PG_OK) {
         for (int i = 0; i < n->n_outputs; i++) {
             pg_free(out_t(c, i)->known);
@@ -845,7 +877,7 @@ static pg_status check_size(const pg_tensor *t, pg_infer_ctx *c)
     for (int d = 0; d < t->rank; d++)
         if (t->shape[d] < 0)
             return PG_OK;   /* not known yet */
-    shape_str(t, shape, sizeof shape);
+    pg_infer_shape_str(t, shape, sizeof shape);
     if (pg_shape_bytes(t->rank, t->shape, pg_dtype_size(t->dtype), &bytes)) {
         if (c)
             return FAIL(PG_ERR_SHAPE, "output '%s' %s has more bytes than 64 bits count", t->name, shape);
@@ -888,7 +920,7 @@ pg_status pg_ir_infer_shapes(pg_graph *g)
             int t = c.n->inputs[k];
             c.in[k] = t >= 0 ? g->tensors[t] : NULL;
             if (c.in[k] && !pg_tensor_shape_known(c.in[k]) && c.in[k]->rank != 0) {
-                st = fail_node(&c, PG_ERR_SHAPE, "input %d ('%s') has no known shape", k, c.in[k]->name);
+                st = pg_infer_fail(&c, PG_ERR_SHAPE, "input %d ('%s') has no known shape", k, c.in[k]->name);
                 break;
             }
         }
@@ -900,7 +932,7 @@ pg_status pg_ir_infer_shapes(pg_graph *g)
         for (int o = 0; o < c.n->n_outputs; o++) {
             pg_tensor *t = out_t(&c, o);
             if (t->rank > PG_MAX_RANK || !pg_dtype_size(t->dtype)) {
-                st = fail_node(&c, PG_ERR_SHAPE, "output '%s' has an unsupported shape or dtype", t->name);
+                st = pg_infer_fail(&c, PG_ERR_SHAPE, "output '%s' has an unsupported shape or dtype", t->name);
                 break;
             }
             if ((st = check_size(t, &c)))

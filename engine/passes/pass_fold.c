@@ -58,20 +58,21 @@ static int fold_node(pg_graph *g, pg_pass_ctx *c, pg_node *n)
         return 0;
     const pg_tensor *in[64];
     const void *x[64];
-    int all_const = 1;
+    const pg_opdef *od = pg_opdef_of(op);
+    int all_const = 1, desc_only = od && (od->flags & PG_OPF_DESC_ONLY);
     for (int i = 0; i < n->n_inputs; i++) {
         in[i] = n->inputs[i] >= 0 ? g->tensors[n->inputs[i]] : NULL;
         x[i] = NULL;
         if (!in[i])
             continue;
-        if (op == PG_OP_SHAPE)
+        if (desc_only)
             continue;   /* reads only the descriptor: known iff shapes are */
         if (!has_value(in[i]) || in[i]->layout != PG_LAYOUT_ROW_MAJOR)
             all_const = 0;
         else
             x[i] = value(in[i]);
     }
-    if (op == PG_OP_SHAPE)
+    if (desc_only)
         all_const = all_known;
     if (!all_const && !all_known)
         return 0;
@@ -119,7 +120,7 @@ static int fold_node(pg_graph *g, pg_pass_ctx *c, pg_node *n)
             goto skip;
         }
     }
-    const char *what = op == PG_OP_SHAPE || !all_const ? "value known from shapes at compile time"
+    const char *what = desc_only || !all_const ? "value known from shapes at compile time"
                                                        : "inputs are constants";
     int outs[16], n_out = n->n_outputs;
     memcpy(outs, n->outputs, sizeof(int) * (size_t)n_out);
