@@ -7,6 +7,13 @@ engine crash fails the case that caused it (and the worker restarts after
 it) instead of taking pytest down.  The pass count per op is printed
 (pytest -s) and written to $PEREGRINE_CONFORMANCE_REPORT when that is set.
 
+Beside the claimed ops' cases, every backend node case (claimed or not) is
+run once more for the headline figures: how many of ALL cases the engine
+passes at level 0 and at level 3, and how many onnxruntime passes on the
+same cases in the same worker (its outputs checked against the same
+references with the same tolerances).  Those figures are printed, never
+asserted.
+
 Run the worker by hand: python tests/test_onnx_conformance.py --worker 0
 """
 from __future__ import annotations
@@ -53,7 +60,10 @@ def excluded_reason(name: str) -> str | None:
 # the worker: runs cases from an index on, one JSON line per case
 # ---------------------------------------------------------------------------
 
-def _cases():
+def _all_cases():
+    """Every backend node case, sorted by name, as (op, case, claimed): op
+    is the op the case tests; claimed when every node's op is one the
+    importer claims and so is the tested op (those must pass)."""
     warnings.filterwarnings("ignore")
     from onnx.backend.test.case import node as node_cases
     from peregrine_nb.onnx_import import SUPPORTED_OPS
@@ -64,15 +74,17 @@ def _cases():
     for c in sorted(cases, key=lambda c: c.name):
         ops = {n.op_type for n in c.model.graph.node}
         domains = {n.domain for n in c.model.graph.node} - {"", "ai.onnx"}
-        if domains or not ops or not ops <= set(SUPPORTED_OPS):
-            continue
         base = re.sub(r"_expanded.*$", "", c.name)
         tested = names.get(base) or names.get(c.name)
-        op = tested.op_type if tested is not None else "+".join(sorted(ops))
-        if op not in SUPPORTED_OPS:
-            continue   # an expanded function of an op the importer does not claim
-        out.append((op, c))
+        op = tested.op_type if tested is not None else "+".join(sorted(ops)) or "?"
+        claimed = bool(ops) and not domains and ops <= set(SUPPORTED_OPS) and op in SUPPORTED_OPS
+        out.append((op, c, claimed))
     return out
+
+
+def _cases():
+    """The claimed cases, as (op, case)."""
+    return [(op, c) for op, c, claimed in _all_cases() if claimed]
 
 
 def _as_array(a):
@@ -85,10 +97,7 @@ def _as_array(a):
     return None   # a sequence, an optional, a map
 
 
-def _run_case(op, c) -> tuple[bool, str]:
-    import numpy as np
-    from peregrine_nb.onnx_import import OnnxModel
-
+def _model_for(op, c):
     model = c.model
     if op == "LayerNormalization" and len(model.graph.output) > 1:
         # check Y only: Mean and InvStdDev are training outputs the engine
@@ -99,49 +108,120 @@ def _run_case(op, c) -> tuple[bool, str]:
         for n in model.graph.node:
             if n.op_type == "LayerNormalization":
                 del n.output[1:]
+    return model
+
+
+def _compare(y, ref, c, where) -> str:
+    """'' when y matches the reference array, else why not."""
+    import numpy as np
+    if y.shape != ref.shape or y.dtype != ref.dtype:
+        return f"{where}: {y.dtype}{list(y.shape)}, expected {ref.dtype}{list(ref.shape)}"
+    if ref.dtype.kind in "fc":
+        if not np.allclose(y, ref, rtol=c.rtol, atol=c.atol, equal_nan=True):
+            err = np.nanmax(np.abs(y.astype(np.float64) - ref.astype(np.float64)))
+            return f"{where}: max abs error {err:.3g} (rtol {c.rtol}, atol {c.atol})"
+    elif not np.array_equal(y, ref):
+        return f"{where}: values differ ({int((y != ref).sum())} of {ref.size})"
+    return ""
+
+
+def _run_level(op, c, level) -> tuple[bool, str]:
+    from peregrine_nb.onnx_import import OnnxModel
+
+    model = _model_for(op, c)
     # OnnxModel binds inputs that decide shapes (a Reshape's shape fed as an
     # input) to the fed values, as a deployment would.  Level 0 runs the
     # graph as imported, level 3 after every pass.
     inits = {t.name for t in model.graph.initializer}
     in_names = [i.name for i in model.graph.input if i.name not in inits]
-    for level in LEVELS:
-        m = OnnxModel(model, level=level)
-        for inputs, outputs in c.data_sets:
-            inputs = [_as_array(a) for a in inputs]
-            outputs = [_as_array(a) for a in outputs][:len(model.graph.output)]
-            if any(a is None for a in inputs + outputs):
-                return False, "non-tensor inputs or outputs"
-            feeds = dict(zip(in_names, inputs))
-            got = m.run(feeds)
-            for o, ref in zip(model.graph.output, outputs):
-                y = got[o.name]
-                where = f"level {level}, output {o.name!r}"
-                if y.shape != ref.shape or y.dtype != ref.dtype:
-                    return False, f"{where}: {y.dtype}{list(y.shape)}, expected {ref.dtype}{list(ref.shape)}"
-                if ref.dtype.kind in "fc":
-                    if not np.allclose(y, ref, rtol=c.rtol, atol=c.atol, equal_nan=True):
-                        err = np.nanmax(np.abs(y.astype(np.float64) - ref.astype(np.float64)))
-                        return False, f"{where}: max abs error {err:.3g} (rtol {c.rtol}, atol {c.atol})"
-                elif not np.array_equal(y, ref):
-                    return False, f"{where}: values differ ({int((y != ref).sum())} of {ref.size})"
+    m = OnnxModel(model, level=level)
+    for inputs, outputs in c.data_sets:
+        inputs = [_as_array(a) for a in inputs]
+        outputs = [_as_array(a) for a in outputs][:len(model.graph.output)]
+        if any(a is None for a in inputs + outputs):
+            return False, "non-tensor inputs or outputs"
+        got = m.run(dict(zip(in_names, inputs)))
+        for o, ref in zip(model.graph.output, outputs):
+            why = _compare(got[o.name], ref, c, f"level {level}, output {o.name!r}")
+            if why:
+                return False, why
     return True, ""
 
 
+def _run_case(op, c) -> tuple[bool, str]:
+    """The engine at every level of LEVELS: (all passed, the first failure)."""
+    for level in LEVELS:
+        ok, why = _run_level(op, c, level)
+        if not ok:
+            return ok, why
+    return True, ""
+
+
+def _ort_case(c) -> bool:
+    """onnxruntime on one case, its outputs checked as the engine's are."""
+    import numpy as np
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 4
+    sess = ort.InferenceSession(c.model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    inits = {t.name for t in c.model.graph.initializer}
+    in_names = [i.name for i in c.model.graph.input if i.name not in inits]
+    out_names = [o.name for o in c.model.graph.output]
+    for inputs, outputs in c.data_sets:
+        feeds = {}
+        for n, a in zip(in_names, inputs):
+            arr = _as_array(a)
+            feeds[n] = arr if arr is not None else a
+        got = sess.run(out_names, feeds)
+        for y, ref in zip(got, outputs):
+            r = _as_array(ref)
+            if r is None:   # a sequence or optional: compare what can be
+                if not isinstance(y, list) or not isinstance(ref, list) or len(y) != len(ref):
+                    return False
+                if any(_compare(np.asarray(a), np.asarray(b), c, "") for a, b in zip(y, ref)):
+                    return False
+                continue
+            if not isinstance(y, np.ndarray) or _compare(y, r, c, ""):
+                return False
+    return True
+
+
+def _safe(fn, *args) -> tuple[bool, str]:
+    try:
+        r = fn(*args)
+        return r if isinstance(r, tuple) else (bool(r), "")
+    except Exception as e:  # the engine's or the importer's error is the reason
+        return False, f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
+
+
 def _worker(start: int) -> None:
-    cases = _cases()
+    """One JSON line per case: claimed cases as the assertions read them,
+    then (every case) the per-level and onnxruntime results."""
+    cases = _all_cases()
+    try:
+        import onnxruntime  # noqa: F401
+        have_ort = True
+    except ImportError:
+        have_ort = False
     for i in range(start, len(cases)):
-        op, c = cases[i]
-        print(json.dumps({"i": i, "case": c.name, "op": op, "start": True}), flush=True)
-        try:
-            ok, why = _run_case(op, c)
-        except Exception as e:  # the engine's or the importer's error is the reason
-            ok, why = False, f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
-        print(json.dumps({"i": i, "case": c.name, "op": op, "ok": ok, "why": why}), flush=True)
+        op, c, claimed = cases[i]
+        print(json.dumps({"i": i, "case": c.name, "op": op, "start": True, "claimed": claimed}), flush=True)
+        levels = {}
+        for level in LEVELS:
+            levels[str(level)] = _safe(_run_level, op, c, level)
+        ok = all(v[0] for v in levels.values())
+        why = next((v[1] for v in levels.values() if not v[0]), "")
+        ort_ok = _safe(_ort_case, c)[0] if have_ort else None
+        print(json.dumps({"i": i, "case": c.name, "op": op, "claimed": claimed, "ok": ok, "why": why,
+                          "levels": {k: v[0] for k, v in levels.items()}, "ort": ort_ok}), flush=True)
     print(json.dumps({"done": len(cases)}), flush=True)
 
 
 def run_all() -> dict[str, dict]:
-    """case name -> {op, ok, why}; a case that kills the worker is a failure."""
+    """case name -> {op, ok, why, claimed, levels, ort} for every backend
+    node case; a case that kills the worker is a failure (of the engine: the
+    onnxruntime result of that case is then unknown, None)."""
     results: dict[str, dict] = {}
     start = 0
     env = dict(os.environ)   # the worker imports peregrine_nb as this process does
@@ -159,7 +239,7 @@ def run_all() -> dict[str, dict]:
             elif r.get("start"):
                 current = r
             else:
-                results[r["case"]] = {"op": r["op"], "ok": r["ok"], "why": r["why"]}
+                results[r["case"]] = {k: r[k] for k in ("op", "ok", "why", "claimed", "levels", "ort")}
                 current = None
         err = p.stderr.read()
         rc = p.wait()
@@ -167,8 +247,9 @@ def run_all() -> dict[str, dict]:
             break
         if current is None:
             raise RuntimeError(f"the conformance worker failed before any case (rc {rc}):\n{err[-3000:]}")
-        results[current["case"]] = {"op": current["op"], "ok": False,
-                                    "why": f"crashed the process (exit status {rc})"}
+        results[current["case"]] = {"op": current["op"], "ok": False, "claimed": current["claimed"],
+                                    "why": f"crashed the process (exit status {rc})",
+                                    "levels": {str(lv): False for lv in LEVELS}, "ort": None}
         start = current["i"] + 1
     return results
 
@@ -177,6 +258,8 @@ def summarise(results: dict[str, dict]) -> tuple[list[str], list[str]]:
     per_op: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])   # passed, run, excluded
     failures, lines = [], []
     for name, r in sorted(results.items()):
+        if not r["claimed"]:
+            continue
         why_ex = excluded_reason(name)
         row = per_op[r["op"]]
         if why_ex:
@@ -196,6 +279,30 @@ def summarise(results: dict[str, dict]) -> tuple[list[str], list[str]]:
     return lines, failures
 
 
+def headline(results: dict[str, dict]) -> str:
+    """How many of ALL backend node cases pass: the engine per level, and
+    onnxruntime on the same cases."""
+    n = len(results)
+    per_level = {lv: sum(1 for r in results.values() if r["levels"].get(str(lv))) for lv in LEVELS}
+    both = sum(1 for r in results.values() if r["ok"])
+    ort_known = [r["ort"] for r in results.values() if r["ort"] is not None]
+    try:
+        import onnxruntime
+        ort_name = f"onnxruntime {onnxruntime.__version__}"
+    except ImportError:
+        ort_name = None
+    levels = ", ".join(f"{per_level[lv]} at level {lv}" for lv in LEVELS)
+    line = f"all {n} ONNX backend node cases: peregrine passes {levels} ({both} at both)"
+    if ort_name and ort_known:
+        line += f"; {ort_name} passes {sum(ort_known)}"
+        unknown = n - len(ort_known)
+        if unknown:
+            line += f" (not run on {unknown} that crashed the engine's worker)"
+    else:
+        line += "; onnxruntime is not installed"
+    return line
+
+
 @pytest.fixture(scope="module")
 def results():
     return run_all()
@@ -203,7 +310,7 @@ def results():
 
 def test_conformance_of_claimed_ops(results):
     lines, failures = summarise(results)
-    report = "\n".join(lines)
+    report = "\n".join(lines) + "\n\n" + headline(results)
     print("\nONNX backend node tests, per op:\n" + report)
     path = os.environ.get("PEREGRINE_CONFORMANCE_REPORT")
     if path:
@@ -214,7 +321,7 @@ def test_conformance_of_claimed_ops(results):
 
 def test_every_claimed_op_has_cases(results):
     from peregrine_nb.onnx_import import SUPPORTED_OPS
-    seen = {r["op"] for r in results.values()}
+    seen = {r["op"] for r in results.values() if r["claimed"]}
     # ops with no backend case of their own at a supported version
     no_case = {"Dropout", "RMSNormalization"}
     missing = sorted(set(SUPPORTED_OPS) - seen - no_case)
@@ -223,7 +330,7 @@ def test_every_claimed_op_has_cases(results):
 
 def test_exclusions_are_still_needed(results):
     """An excluded case that passes means the exclusion is stale (printed only)."""
-    stale = [n for n, r in results.items() if r["ok"] and excluded_reason(n)]
+    stale = [n for n, r in results.items() if r["claimed"] and r["ok"] and excluded_reason(n)]
     if stale:
         print(f"\nexcluded but passing ({len(stale)}): {', '.join(sorted(stale))}")
 
@@ -235,5 +342,6 @@ if __name__ == "__main__":
         res = run_all()
         lines, failures = summarise(res)
         print("\n".join(lines))
+        print("\n" + headline(res))
         print(f"\n{len(failures)} failure(s):")
         print("\n".join(failures))
