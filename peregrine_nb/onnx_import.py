@@ -20,6 +20,12 @@ opset load too when every op they use still has a version this importer
 knows (most ops after 21 only gained element types).  Attributes that the
 ONNX schema defaults are written out explicitly, so the engine never relies
 on a default of its own.
+
+Half precision: float16 and bfloat16 constants become float32 when the model
+is read and Cast to them computes float32, so such a model runs in float32
+(at least as precise as in half precision).  float16 graph inputs and
+outputs are float32 in the Graph; OnnxModel takes float16 feeds and returns
+float16 results.  bfloat16 inputs and outputs are refused.
 """
 from __future__ import annotations
 
@@ -51,6 +57,14 @@ VALUE_SLOTS: dict[str, tuple[int, ...]] = {name: op.value_inputs for name, op in
 
 # ONNX TensorProto element type -> numpy dtype the engine handles
 _ELEM = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 11: np.float64}
+# float16 / bfloat16 constants (initializers, Constant values, tensor
+# attributes) are converted to float32 when the model is read, and Cast to
+# either computes float32 instead: such a model runs in float32 throughout
+# (more precise than the half-precision reference, never less).  float16
+# graph inputs and outputs are float32 in the Graph; OnnxModel converts
+# float16 feeds and results itself.  bfloat16 inputs/outputs are refused
+# (numpy has no bfloat16).
+_HALF = {10: "float16", 16: "bfloat16"}
 _ELEM_NAME = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
               8: "string", 9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64",
               14: "complex64", 15: "complex128", 16: "bfloat16"}
@@ -129,6 +143,12 @@ def _first_version(op: str) -> int:
 
 def _to_array(tensor, what: str) -> np.ndarray:
     from onnx import numpy_helper
+    if tensor.data_type in _HALF:
+        try:
+            a = numpy_helper.to_array(tensor)
+        except Exception as e:
+            raise FormatError(f"{what}: tensor data does not match its dims {list(tensor.dims)}: {e}") from None
+        return np.asarray(a, dtype=np.float32, order="C")
     if tensor.data_type not in _ELEM:
         raise UnsupportedError(f"{what}: element type {_ELEM_NAME.get(tensor.data_type, tensor.data_type)} "
                                f"is not supported (float, double, int64, int32, int8, uint8, bool)")
@@ -208,6 +228,8 @@ class _Parsed:
         self.opset = _opset(model)
         g = model.graph
         self.initializers: dict[str, np.ndarray] = {}
+        self.half_inputs: set[str] = set()    # float16 in the model, float32 in the Graph
+        self.half_outputs: set[str] = set()
         for t in g.initializer:
             self.initializers[t.name] = _to_array(t, f"initializer {t.name!r}")
         if g.sparse_initializer:
@@ -220,7 +242,11 @@ class _Parsed:
             tt = vi.type.tensor_type
             if not vi.type.HasField("tensor_type"):
                 raise UnsupportedError(f"input {vi.name!r}: only tensor inputs are supported")
-            if tt.elem_type not in _ELEM:
+            elem = tt.elem_type
+            if elem == 10:   # float16: a float32 input of the Graph (OnnxModel converts the feeds)
+                self.half_inputs.add(vi.name)
+                elem = 1
+            if elem not in _ELEM:
                 raise UnsupportedError(f"input {vi.name!r}: element type "
                                        f"{_ELEM_NAME.get(tt.elem_type, tt.elem_type)} is not supported")
             dims: list = []
@@ -232,8 +258,15 @@ class _Parsed:
                         dims.append(d.dim_param or None)
             else:
                 dims = None  # type: ignore[assignment]
-            self.inputs.append((vi.name, tt.elem_type, dims))
+            self.inputs.append((vi.name, elem, dims))
         self.outputs = [o.name for o in g.output]
+        for o in g.output:
+            et = o.type.tensor_type.elem_type if o.type.HasField("tensor_type") else 0
+            if et == 10:
+                self.half_outputs.add(o.name)
+            elif et == 16:
+                raise UnsupportedError(f"output {o.name!r}: element type bfloat16 is not supported "
+                                       "(numpy has no bfloat16; float16 outputs are converted)")
         self.nodes: list[_Node] = []
         self._unsupported: dict[str, list[str]] = {}
         self._noop: dict[str, int] = {}
@@ -375,6 +408,8 @@ class _Parsed:
         self._emit("Split", name, inputs, outputs, attrs)
 
     def _op_Cast(self, name, inputs, outputs, attrs):
+        if attrs.get("to") in _HALF:
+            attrs["to"] = 1   # half precision computed as float32 (see _HALF)
         if attrs.get("to") not in _ELEM:
             t = attrs.get("to")
             return f"to={_ELEM_NAME.get(t, t)}"
@@ -591,12 +626,21 @@ class OnnxModel:
 
     def run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
         feeds = {k: np.asarray(v) for k, v in feeds.items()}
+        half_in, half_out = self._parsed.half_inputs, self._parsed.half_outputs
+        for k in half_in & set(feeds):
+            if feeds[k].dtype != np.float16:
+                raise TypeError(f"input {k!r} is float16 in the model; fed {feeds[k].dtype}")
+            feeds[k] = feeds[k].astype(np.float32)
         missing = [n for n in self.input_names if n not in feeds]
         if missing:
             raise KeyError(f"inputs {missing} are not fed (inputs: {self.input_names})")
         vals = {k: feeds[k] for k in self._parsed.value_inputs}
         m = self.compiled({k: v.shape for k, v in feeds.items() if k in self.input_names}, vals)
-        return m.run({k: v for k, v in feeds.items() if k not in vals})
+        out = m.run({k: v for k, v in feeds.items() if k not in vals})
+        for k in half_out & set(out):
+            if out[k].dtype == np.float32:
+                out[k] = out[k].astype(np.float16)
+        return out
 
     __call__ = run
 

@@ -308,3 +308,49 @@ def test_run_time_index_errors_name_the_node(op, ins, inits, attrs, level):
     m = pg.compile(build([(op, list(ins), ["y"], attrs, "bad_index")], ins, inits), level=level)
     with pytest.raises(pg.InvalidArgumentError, match="'bad_index'.*out of range"):
         m.run(ins)
+
+
+# ---- float16 models through the ONNX importer ---------------------------------------
+
+def _half_model(out_type=None):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    w = (rng.standard_normal((4, 3)) / 2).astype(np.float16)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"]),
+        helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(np.array(0.5, np.float16))),
+        helper.make_node("Add", ["h", "c"], ["a"]),
+        helper.make_node("Cast", ["a"], ["a32"], to=TensorProto.FLOAT),
+        helper.make_node("Relu", ["a32"], ["r"]),
+        helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT16),
+    ]
+    graph = helper.make_graph(
+        nodes, "half", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, ["n", 4])],
+        [helper.make_tensor_value_info("y", out_type or TensorProto.FLOAT16, ["n", 3])],
+        [numpy_helper.from_array(w, "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), w, onnx
+
+
+def test_float16_model_runs_as_float32():
+    from peregrine_nb.onnx_import import OnnxModel, load_onnx
+    model, w, _ = _half_model()
+    x = rng.standard_normal((5, 4)).astype(np.float16)
+    ref = np.maximum(x.astype(np.float32) @ w.astype(np.float32) + 0.5, 0)
+    y = OnnxModel(model).run({"x": x})["y"]
+    assert y.dtype == np.float16 and y.shape == (5, 3)
+    np.testing.assert_allclose(y.astype(np.float32), ref, rtol=2e-3, atol=2e-3)
+    g = load_onnx(model, shapes={"x": (5, 4)})   # the Graph itself is float32
+    out = pg.compile(g).run({"x": x.astype(np.float32)})["y"]
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeError, match="float16"):
+        OnnxModel(model).run({"x": x.astype(np.float32)})
+
+
+def test_bfloat16_output_is_refused_clearly():
+    from onnx import TensorProto
+    from peregrine_nb.onnx_import import load_onnx
+    model, _, _ = _half_model(TensorProto.BFLOAT16)
+    model.graph.node[-1].attribute[0].i = TensorProto.BFLOAT16
+    with pytest.raises(pg.UnsupportedError, match="output 'y'.*bfloat16"):
+        load_onnx(model, shapes={"x": (2, 4)})
