@@ -182,6 +182,7 @@ def test_einsum_int64_and_float64():
     ("i$j->i", [(2, 3)], pg.GraphError, "not a label"),
     ("ij,jk->ik", [(2, 3), (4, 5)], pg.ShapeError, "label 'j' has sizes 3 and 4"),
     ("ijk->i", [(2, 3)], pg.ShapeError, "3 labels"),
+    ("ab...,cd...->abcd...", [(1,) * 8] * 2, pg.UnsupportedError, "output rank above 8"),
 ])
 def test_einsum_refusals_name_the_node(eq, shapes, err, msg):
     ins = {f"x{i}": f32(*s) for i, s in enumerate(shapes)}
@@ -255,6 +256,19 @@ def test_int64_max_min_mod_clip():
     np.testing.assert_array_equal(c, np.clip(a, -5, 5))
 
 
+def test_range_of_extreme_int64_and_onehot_of_odd_floats():
+    big = np.iinfo(np.int64)
+    (y,), _ = run([("Range", ["a", "b", "d"], ["y"], {})], {},
+                  {"a": np.array(big.min), "b": np.array(big.max), "d": np.array(big.max)})
+    np.testing.assert_array_equal(y, [big.min, -1, big.max - 1])
+    idx = np.array([0, -1, 2.7, np.nan, 1e30, -1e30, 3], np.float32)
+    (y,), _ = run([("OneHot", ["i", "d", "v"], ["y"], {"axis": -1})], {"i": idx},
+                  {"d": np.array(3, np.int64), "v": np.array([0, 1], np.float32)})
+    ref = np.zeros((7, 3), np.float32)
+    ref[0, 0] = ref[1, 2] = ref[2, 2] = 1   # -1 wraps; 2.7 truncates; NaN, +-1e30, 3: no class
+    np.testing.assert_array_equal(y, ref)
+
+
 # ---- errors name the node ------------------------------------------------------------
 
 I64 = lambda *v: np.array(v, np.int64)  # noqa: E731
@@ -273,6 +287,8 @@ I64 = lambda *v: np.array(v, np.int64)  # noqa: E731
      {"p": I64(0, 0, 0, 0)}, pg.GraphError, "mode 'mirror'"),
     ([("Pad", ["x", "p"], ["y"], {"mode": "constant"}, "bad")], {"x": np.zeros((2, 2), np.float32)},
      {"p": I64(0, -3, 0, 0)}, pg.ShapeError, "negative size"),
+    ([("Pad", ["x", "p"], ["y"], {"mode": "constant"}, "bad")], {"x": np.zeros((2, 2), np.float32)},
+     {"p": I64(0, 1 << 62, 0, 1 << 62)}, pg.ShapeError, "beyond"),
     ([("TopK", ["x", "k"], ["v", "i"], {"axis": -1}, "bad")], {"x": np.zeros((2, 4), np.float32)},
      {"k": I64(5)}, pg.ShapeError, "K = 5"),
     ([("OneHot", ["x", "d", "v"], ["y"], {}, "bad")], {"x": np.zeros(3, np.int64)},

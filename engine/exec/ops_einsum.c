@@ -163,6 +163,8 @@ pg_status pg_einsum_parse(const pg_node *nd, const pg_tensor *const *in, int n_i
         int used[PG_EINSUM_MAX_VARS] = { 0 };
         for (int p = 0; p < out.n; p++) {
             if (out.letters[p] == '.') {
+                if (e->out_rank + ne > PG_MAX_RANK)
+                    return EFAIL(PG_ERR_UNSUPPORTED, nd->name, "output rank above %d", PG_MAX_RANK);
                 for (int v = 0; v < ne; v++)
                     e->out_var[e->out_rank++] = v;
                 continue;
@@ -179,8 +181,6 @@ pg_status pg_einsum_parse(const pg_node *nd, const pg_tensor *const *in, int n_i
                 return EFAIL(PG_ERR_UNSUPPORTED, nd->name, "output rank above %d", PG_MAX_RANK);
             e->out_var[e->out_rank++] = v;
         }
-        if (e->out_rank > PG_MAX_RANK)
-            return EFAIL(PG_ERR_UNSUPPORTED, nd->name, "output rank above %d", PG_MAX_RANK);
     } else {
         /* implicit: `...`, then the labels used once, in alphabetical (ASCII) order */
         for (int v = 0; v < ne; v++)

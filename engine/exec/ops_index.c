@@ -163,8 +163,9 @@ pg_status pg_exec_onehot(pg_kctx *k)
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             double v = pg_ld_f(ix->dtype, k->x[0], o * inner + i);
-            int64_t cls = pg_dt_is_float(ix->dtype) ? (v != v ? -depth - 1 : (int64_t)v)
-                                                    : pg_ld_i(ix->dtype, k->x[0], o * inner + i);
+            if (v != v)
+                continue;   /* NaN: no class */
+            int64_t cls = pg_ld_i(ix->dtype, k->x[0], o * inner + i);   /* floats truncate, clamped */
             if (cls < 0)
                 cls += depth;
             if (cls < 0 || cls >= depth)

@@ -8,6 +8,7 @@
 #include "infer.h"
 
 #define FAIL PG_INFER_FAIL
+#define PG_PAD_MAX ((int64_t)1 << 40)
 
 pg_status pg_infer_range(pg_infer_ctx *c)
 {
@@ -52,9 +53,10 @@ pg_status pg_infer_range(pg_infer_ctx *c)
         if (span > 9e15)
             return FAIL(PG_ERR_SHAPE, "start %lld, limit %lld, delta %lld give too many elements",
                         (long long)v[0], (long long)v[1], (long long)v[2]);
-        if (span > 0) {
-            int64_t d = v[1] - v[0], q = d / v[2];
-            n = q * v[2] == d ? q : q + 1;
+        if (span > 0) {   /* |limit - start| and |delta| exactly, as unsigned */
+            uint64_t d = v[2] > 0 ? (uint64_t)v[1] - (uint64_t)v[0] : (uint64_t)v[0] - (uint64_t)v[1];
+            uint64_t ad = v[2] > 0 ? (uint64_t)v[2] : (uint64_t)0 - (uint64_t)v[2];
+            n = (int64_t)(d / ad + (d % ad != 0));
         }
     }
     pg_infer_set_out(c, 0, dt, 1, &n);
@@ -131,6 +133,9 @@ pg_status pg_infer_pad(pg_infer_ctx *c)
     }
     int64_t shape[PG_MAX_RANK];
     for (int d = 0; d < x->rank; d++) {
+        if (lo[d] > PG_PAD_MAX || lo[d] < -PG_PAD_MAX || hi[d] > PG_PAD_MAX || hi[d] < -PG_PAD_MAX)
+            return FAIL(PG_ERR_SHAPE, "pads %lld, %lld on axis %d are beyond +-2^40", (long long)lo[d],
+                        (long long)hi[d], d);
         shape[d] = x->shape[d] + lo[d] + hi[d];
         if (shape[d] < 0)
             return FAIL(PG_ERR_SHAPE, "pads %lld, %lld on axis %d of size %lld leave a negative size",
