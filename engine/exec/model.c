@@ -50,9 +50,11 @@ static void *home(const pg_model *m, int tid)
     case PG_PLAN_WEIGHT:
         return (char *)root->data + pt->sub;
     case PG_PLAN_INPUT:
+        /* before a run binds the feeds (while the steps are built) an input
+         * has no address yet: NULL, never NULL + offset */
         for (int i = 0; i < m->g->n_inputs; i++)
             if (m->g->inputs[i] == b->root)
-                return (char *)m->feeds[i] + pt->sub;
+                return m->feeds[i] ? (char *)m->feeds[i] + pt->sub : NULL;
         return NULL;
     default:
         return (char *)m->arena + b->offset + pt->sub;

@@ -855,7 +855,15 @@ int64_t pg_ir_attr_int(const pg_node *n, const char *name, int64_t dflt)
     const pg_attr *a = pg_ir_attr(n, name);
     if (!a) return dflt;
     if (a->type == PG_ATTR_INT) return a->i;
-    if (a->type == PG_ATTR_FLOAT) return (int64_t)a->f;
+    /* a float stands in for an int only where it converts: NaN, Inf and
+     * values past int64 would be undefined behaviour, so they saturate
+     * (and the op's range check then names the attribute) */
+    if (a->type == PG_ATTR_FLOAT) {
+        if (a->f != a->f) return dflt;
+        if (a->f >= 9.2233720368547758e18f) return INT64_MAX;
+        if (a->f <= -9.2233720368547758e18f) return INT64_MIN;
+        return (int64_t)a->f;
+    }
     return dflt;
 }
 

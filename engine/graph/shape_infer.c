@@ -144,6 +144,13 @@ pg_status pg_infer_binary(pg_infer_ctx *c)
     if (op != PG_OP_POW && a->dtype != b->dtype)
         return FAIL(PG_ERR_DTYPE, "inputs '%s' (%s) and '%s' (%s) have different dtypes",
                     a->name, pg_dtype_name(a->dtype), b->name, pg_dtype_name(b->dtype));
+    /* the executor reads a float base's exponent as float32, int64 or int32 */
+    if (op == PG_OP_POW && a->dtype != b->dtype &&
+        (a->dtype != PG_DTYPE_FLOAT32 ||
+         (b->dtype != PG_DTYPE_INT64 && b->dtype != PG_DTYPE_INT32)))
+        return FAIL(PG_ERR_UNSUPPORTED, "Pow of a %s base with a %s exponent is not supported "
+                    "(a float32 base takes a float32, int64 or int32 exponent)",
+                    pg_dtype_name(a->dtype), pg_dtype_name(b->dtype));
     if ((op == PG_OP_AND || op == PG_OP_OR) && a->dtype != PG_DTYPE_BOOL)
         return FAIL(PG_ERR_DTYPE, "needs bool inputs, got %s", pg_dtype_name(a->dtype));
     if (a->dtype == PG_DTYPE_BOOL && op != PG_OP_AND && op != PG_OP_OR && op != PG_OP_EQUAL)
@@ -303,9 +310,12 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
         int64_t shape[2] = { M, N };
         if (has_in(c, 2)) {
             const pg_tensor *bias = c->in[2];
+            if (bias->rank > 2)
+                return FAIL(PG_ERR_SHAPE, "C '%s' has rank %d; Gemm takes a C of rank 0..2",
+                            bias->name, bias->rank);
             for (int d = 0; d < bias->rank; d++) {
                 int64_t want = shape[2 - bias->rank + d];
-                if (bias->rank > 2 || (bias->shape[d] != 1 && bias->shape[d] != want))
+                if (bias->shape[d] != 1 && bias->shape[d] != want)
                     return FAIL(PG_ERR_SHAPE, "C '%s' does not broadcast to [%lld,%lld]",
                                 bias->name, (long long)M, (long long)N);
             }
@@ -740,6 +750,19 @@ pg_status pg_infer_shape(pg_infer_ctx *c)
 /* Constant: the value attribute (a tensor) or value_float/_int/_floats/_ints */
 pg_status pg_infer_constant(pg_infer_ctx *c)
 {
+    /* the value_* attributes must have the type their name says: the
+     * executor reads them as that type */
+    static const struct { const char *name; pg_attr_type type; } typed[] = {
+        { "value_float", PG_ATTR_FLOAT }, { "value_int", PG_ATTR_INT },
+        { "value_floats", PG_ATTR_FLOATS }, { "value_ints", PG_ATTR_INTS },
+    };
+    for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++) {
+        const pg_attr *t = pg_ir_attr(c->n, typed[i].name);
+        if (t && t->type != typed[i].type)
+            return FAIL(PG_ERR_DTYPE, "attribute '%s' has the wrong type (%s wanted)", typed[i].name,
+                        typed[i].type == PG_ATTR_FLOAT ? "a float" : typed[i].type == PG_ATTR_INT ? "an int"
+                        : typed[i].type == PG_ATTR_FLOATS ? "a list of floats" : "a list of ints");
+    }
     const pg_attr *a = pg_ir_attr(c->n, "value");
     if (a && a->type == PG_ATTR_TENSOR) {
         const pg_tensor *v = a->tensor >= 0 && a->tensor < c->g->n_tensors ? c->g->tensors[a->tensor] : NULL;
