@@ -8,6 +8,7 @@ array([0., 2., 0., 4.], dtype=float32)
 from __future__ import annotations
 
 import html
+import os
 import threading
 from typing import Any, Iterable, Mapping
 
@@ -30,6 +31,9 @@ class CompiledModel:
         self.planner = planner
         self.disable = list(disable)
         self.threads = threads
+        self.path: str | None = None    # the file it was loaded from (load_compiled)
+        self.index = 0
+        self.load_note = ""
         opts = ffi.new("pg_compile_options *")
         opts.level = level
         self._disabled = ffi.new("char[]", ",".join(disable).encode())
@@ -39,7 +43,12 @@ class CompiledModel:
         opts.planner = self._planner
         p = ffi.new("pg_model **")
         check(lib.pg_compile(graph._g, opts, p))
-        self._m = ffi.gc(p[0], lib.pg_model_free)
+        self._attach(p[0])
+
+    def _attach(self, handle) -> None:
+        """Own a pg_model handle and build what a run needs from it alone
+        (its inputs and outputs): no source Graph is needed."""
+        self._m = ffi.gc(handle, lib.pg_model_free)
         info = ffi.new("pg_tensor_info *")
         self.inputs: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
         for i in range(lib.pg_model_input_count(self._m)):
@@ -60,6 +69,29 @@ class CompiledModel:
         # the run arguments above and the engine's arena are one state per
         # model: runs from several threads take turns (safe, not parallel)
         self._lock = threading.Lock()
+
+    # -- saved to a file, loaded back -------------------------------------------
+    def save(self, path: str | os.PathLike) -> str:
+        """Write the compiled model to ``path`` (the graph after its passes,
+        the packed weights, the CPU level it is bound for); load it with
+        :func:`load_compiled` - in another process, on another machine with
+        the same build - without compiling again.  Returns the path."""
+        path = os.fspath(path)
+        with self._lock:
+            check(lib.pg_model_save(self._m, os.fsencode(path)))
+        return path
+
+    @property
+    def load_info(self) -> dict[str, Any]:
+        """Where the constants live: ``mapped_bytes`` read in place from the
+        file (zero copy), ``owned_bytes`` in the model's own memory;
+        ``loaded``, ``repacked`` (weights re-packed at load for this CPU),
+        ``rebound`` (bound under other CPU flags than the file's)."""
+        li = ffi.new("pg_model_load_info *")
+        check(lib.pg_model_get_load_info(self._m, li))
+        return {"loaded": bool(li.loaded), "mapped_bytes": int(li.mapped_bytes),
+                "owned_bytes": int(li.owned_bytes), "repacked": int(li.repacked),
+                "rebound": bool(li.rebound), "file_flags": int(li.file_flags)}
 
     def run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Run on ``feeds`` (name -> array); missing or extra names, wrong
@@ -213,7 +245,9 @@ class CompiledModel:
 
     def report(self) -> str:
         st = self.memory_stats
-        lines = [f"compiled at level {self.level}, planner {st['planner']}: {st['steps']} steps",
+        lines = [f"compiled at level {self.level}, planner {st['planner']}: {st['steps']} steps"
+                 + (f" (loaded from {self.path}{'; ' + self.load_note if self.load_note else ''})"
+                    if self.path else ""),
                  f"arena {st['arena']} B, naive {st['naive']} B, lower bound {st['lower_bound']} B, "
                  f"weights {st['weights']} B"]
         for i, s in enumerate(self.steps):
@@ -223,7 +257,8 @@ class CompiledModel:
 
     def __repr__(self) -> str:
         st = self.memory_stats
-        return f"<CompiledModel level={self.level} steps={st['steps']} arena={st['arena']}B>"
+        src = f" from {os.path.basename(self.path)}" if self.path else ""
+        return f"<CompiledModel level={self.level} steps={st['steps']} arena={st['arena']}B{src}>"
 
     def _repr_html_(self) -> str:
         return "<pre style='font-size:12px'>" + html.escape(self.report()) + "</pre>"
@@ -248,3 +283,80 @@ def set_memory_limit(nbytes: int | None) -> None:
 
 def get_memory_limit() -> int:
     return int(lib.pg_get_memory_limit())
+
+
+def save_compiled(models: Iterable[CompiledModel], path: str | os.PathLike) -> str:
+    """Several compiled models in one file, every constant stored once (one
+    network compiled for several input shapes shares its weights): load
+    model ``i`` with ``load_compiled(path, index=i)``.  Returns the path."""
+    models = list(models)
+    if not models:
+        raise ValueError("save_compiled: no models")
+    path = os.fspath(path)
+    arr = ffi.new("const pg_model *[]", [m._m for m in models])
+    locks = [m._lock for m in models]
+    for lk in locks:
+        lk.acquire()
+    try:
+        check(lib.pg_model_save_many(arr, len(models), os.fsencode(path)))
+    finally:
+        for lk in locks:
+            lk.release()
+    return path
+
+
+def compiled_file_info(path: str | os.PathLike, index: int = 0) -> dict[str, Any]:
+    """What a file written by :meth:`CompiledModel.save` says about itself
+    (its header and model ``index``, checked): models in the file, engine
+    version, format version, arch, the CPU
+    level and flags it was bound for, compile level, threads, planner,
+    SGEMM panel width of its packed weights, sizes."""
+    fi = ffi.new("pg_model_file_info *")
+    check(lib.pg_model_file_info_get(os.fsencode(os.fspath(path)), int(index), fi))
+    return {"models": int(fi.n_models), "engine_version": cstr(fi.engine_version), "format_version": int(fi.format_version),
+            "arch": cstr(fi.arch), "bound_level": cstr(fi.bound_level), "bound_flags": int(fi.bound_flags),
+            "level": int(fi.level), "threads": int(fi.threads), "threads_resolved": int(fi.threads_resolved),
+            "pack_nr": int(fi.pack_nr), "planner": cstr(fi.planner), "file_bytes": int(fi.file_bytes),
+            "graph_bytes": int(fi.graph_bytes), "data_bytes": int(fi.data_bytes),
+            "tensors": int(fi.n_tensors), "nodes": int(fi.n_nodes)}
+
+
+def load_compiled(path: str | os.PathLike, index: int = 0, threads: int | None = None,
+                  planner: str | None = None, verify: bool = False) -> CompiledModel:
+    """A model saved by :meth:`CompiledModel.save` (or model ``index`` of a
+    file written by :func:`save_compiled`).  The weights are used in
+    place from the read-only mapped file (processes loading one file share
+    its pages); kernels are bound and memory planned for this CPU and its
+    mask now - weights packed for a panel width the selected SGEMM kernel
+    lacks are re-packed (``load_info["repacked"]``, and ``load_note`` says
+    so).  ``threads`` / ``planner``: None = as compiled.  ``verify`` also
+    checks the weights' checksum (reads them all).  A file from another
+    engine version or format, or a damaged one, is a FormatError saying
+    which."""
+    path = os.fspath(path)
+    opts = ffi.new("pg_model_load_options *")
+    opts.index = int(index)
+    opts.threads = int(threads or 0)
+    keep = ffi.new("char[]", (planner or "").encode())
+    opts.planner = keep if planner else ffi.NULL
+    opts.verify_data = int(bool(verify))
+    p = ffi.new("pg_model **")
+    check(lib.pg_model_load(os.fsencode(path), opts, p))
+    m = CompiledModel.__new__(CompiledModel)
+    m.graph = None
+    m.disable = []
+    m.threads = threads
+    m.path = path
+    m.load_note = ""
+    m._attach(p[0])
+    info = compiled_file_info(path, index)
+    m.index = int(index)
+    m.level = info["level"]
+    m.planner = m.memory_stats["planner"]
+    li = m.load_info
+    if li["rebound"]:
+        from .cpu import cpu_info
+        here = cpu_info().level
+        m.load_note = (f"saved bound for {info['bound_level']}; rebound for {here} here"
+                       + (f", {li['repacked']} weight(s) re-packed" if li["repacked"] else ""))
+    return m

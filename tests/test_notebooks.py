@@ -30,7 +30,7 @@ X86 = platform.machine() in ("x86_64", "AMD64")
 
 def test_the_notebooks_are_there():
     want = {"00_tour.ipynb", "01_cpu_and_dispatch.ipynb", "02_kernels.ipynb", "03_graph_fusion.ipynb",
-            "04_memory_planning.ipynb", "05_minilm.ipynb", "06_smollm2.ipynb"}
+            "04_memory_planning.ipynb", "05_minilm.ipynb", "06_smollm2.ipynb", "07_scale_out.ipynb"}
     assert want <= set(NOTEBOOKS), NOTEBOOKS
 
 
@@ -100,6 +100,10 @@ def test_notebook_executes_without_errors(name, tmp_path):
     if name == "06_smollm2.ipynb":
         assert any(o["data"]["text/plain"].startswith("<GenerateWidget") for o in widgets)
         assert "_c decode" in text and "tok/s" in text
+    if name == "07_scale_out.ipynb":
+        assert "dashboard: http" in text and "padding waste:" in text, text[-2000:]
+        assert "sentences/s" in text and text.count("same embeddings: True") == 2, text[-2000:]
+        assert widgets, "07_scale_out shows no progress bar"
     if name == "05_minilm.ipynb":
         # the test extra installs torch, transformers and onnxruntime: the comparison must run
         assert "max |peregrine - onnxruntime| over real tokens" in text, text[-2000:]

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -67,9 +68,27 @@ pg_status pg_set_num_threads(int n)
     return PG_OK;
 }
 
+/* $PEREGRINE_NUM_THREADS, read once: the default of a process started
+ * with it (a Dask worker of one thread), below pg_set_num_threads. */
+static int env_threads(void)
+{
+    static atomic_int cached = -1;
+    int v = atomic_load(&cached);
+    if (v < 0) {
+        const char *e = getenv("PEREGRINE_NUM_THREADS");
+        char *end = NULL;
+        long n = e && *e ? strtol(e, &end, 10) : 0;
+        v = end && !*end && n > 0 ? (n > PG_MAX_THREADS ? PG_MAX_THREADS : (int)n) : 0;
+        atomic_store(&cached, v);
+    }
+    return v;
+}
+
 int pg_get_num_threads(void)
 {
     int n = atomic_load(&default_threads);
+    if (n <= 0)
+        n = env_threads();
     return n > 0 ? n : online_cores();
 }
 

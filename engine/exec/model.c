@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "../core/alloc.h"
 #include "../core/cpu.h"
@@ -106,7 +107,9 @@ void pg_model_free(pg_model *m)
         free_bound(m);
     free(m->text);
     pg_pass_log_free(m->pass_log);
-    pg_ir_free(m->g);
+    pg_ir_free(m->g);           /* never frees the constants it borrows from m->map */
+    if (m->map)
+        munmap(m->map, m->map_bytes);
     pg_free(m);
 }
 
@@ -176,10 +179,8 @@ static int is_output_alias_outside_arena(const pg_model *m, int tid)
     return pt->buf < 0 || m->plan.bufs[pt->buf].kind != PG_PLAN_ARENA;
 }
 
-/* Binds every node's kernels under the current CPU mask, sizes their
- * scratch, plans memory for them, allocates the arena and builds the
- * steps.  Compiling ends here; rebinding runs it again. */
-static pg_status bind_and_plan(pg_model *m, const char *planner)
+/* Compiling ends here; rebinding and loading (model_io.c) run it again. */
+pg_status pg_model_bind_and_plan(pg_model *m, const char *planner)
 {
     pg_graph *g = m->g;
     size_t *scratch = pg_calloc((size_t)(g->n_nodes + 1), sizeof *scratch);
@@ -241,6 +242,7 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
         return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
     m->level = o.level;
     /* resolved now: the plan sizes per-thread scratch for this count */
+    m->threads_opt = o.threads > 0 ? o.threads : 0;
     m->threads = pg_threads_resolve(o.threads);
     pg_status st;
     if (!(m->g = pg_ir_clone(src))) {
@@ -259,7 +261,7 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
         if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
             goto fail;
     }
-    if ((st = bind_and_plan(m, o.planner)))
+    if ((st = pg_model_bind_and_plan(m, o.planner)))
         goto fail;
     m->text = pg_ir_to_text(m->g);
     *out = m;
@@ -287,7 +289,7 @@ pg_status pg_model_rebind(pg_model *m)
     int repacked = 0;
     pg_status st = pg_prepack_relayout(m->g, &repacked);
     if (st == PG_OK)
-        st = bind_and_plan(m, planner);
+        st = pg_model_bind_and_plan(m, planner);
     if (st) {
         /* no half-bound model: it refuses to run until a rebind succeeds */
         free_bound(m);

@@ -37,8 +37,22 @@ struct pg_model {
     pg_binding *binds;          /* per node id: the kernels bound at compile / rebind */
     uint64_t   bound_flags;     /* the CPU flags the mask allowed then */
     int        threads;
+    int        threads_opt;     /* the threads option as asked (0 = the default) */
     int        level;
-    atomic_int busy;            /* a run (or rebind) is in progress */
+    atomic_int busy;            /* a run (or rebind, or save) is in progress */
+    /* a model from pg_model_load (model_io.c): its constants point into
+     * this read-only mapping of the file (data_borrowed), unmapped after
+     * the graph is freed */
+    void      *map;
+    size_t     map_bytes;
+    int        loaded;
+    int        repacked_at_load;
+    uint64_t   file_flags;      /* the CPU flags the file was bound under */
 };
+
+/* Binds every node's kernels under the current CPU mask, sizes their
+ * scratch, plans memory (planner NULL = the default), allocates the arena
+ * and builds the steps: how a compile ends, and all a load re-runs. */
+pg_status pg_model_bind_and_plan(pg_model *m, const char *planner);
 
 #endif

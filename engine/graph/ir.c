@@ -87,7 +87,8 @@ static void free_tensor(pg_tensor *t)
     if (!t)
         return;
     pg_free(t->name);
-    pg_free(t->data);
+    if (!t->data_borrowed)
+        pg_free(t->data);
     pg_free(t->known);
     pg_free(t->users);
     pg_free(t);
@@ -150,6 +151,7 @@ pg_graph *pg_ir_clone(const pg_graph *g)
         *d = *t;
         d->name = pg_strdup(t->name);
         d->data = dup_bytes(t->data, t->nbytes);
+        d->data_borrowed = 0;
         d->known = NULL;
         d->pass_data = NULL;
         d->users = t->n_users ? dup_bytes(t->users, sizeof(int) * (size_t)t->n_users) : NULL;
@@ -367,8 +369,11 @@ int pg_ir_add_const(pg_graph *g, const char *name, pg_dtype dt, int rank,
 
 void pg_ir_set_const_data(pg_tensor *t, void *data, size_t nbytes)
 {
-    if (t->data != data)
-        pg_free(t->data);
+    if (t->data != data) {
+        if (!t->data_borrowed)
+            pg_free(t->data);
+        t->data_borrowed = 0;   /* the new buffer is the tensor's own */
+    }
     t->data = data;
     t->nbytes = nbytes;
     t->is_const = 1;

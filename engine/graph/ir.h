@@ -147,6 +147,11 @@ typedef struct pg_tensor {
     int       is_const;              /* data holds the value */
     void     *data;                  /* owned, 64-byte aligned, NULL if not const */
     size_t    nbytes;                /* bytes of data (packed size if PACKED) */
+    /* 1: data is not the tensor's own but points into memory someone else
+     * owns (a loaded model's file mapping, engine/exec/model_io.c): never
+     * freed by the IR; pg_ir_set_const_data replaces it with owned data,
+     * pg_ir_clone copies it into owned data. */
+    int       data_borrowed;
     int       producer;              /* node id, -1 for inputs/constants */
     int       is_input;              /* a graph input (fed at run time) */
     /* Compile-time value of a small int tensor that is not a constant (the

