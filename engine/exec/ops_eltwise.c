@@ -16,6 +16,7 @@
 #include "../kernels/unary_fn.h"
 #include "../kernels/vadd/vadd.h"
 #include "../kernels/vmul/vmul.h"
+#include "elem.h"
 #include "ops.h"
 #include "parallel.h"
 
@@ -240,19 +241,6 @@ pg_status pg_exec_where(pg_kctx *k)
 
 /* ---- unary ---------------------------------------------------------------- */
 
-static double load_as_double(pg_dtype dt, const void *p, int64_t i)
-{
-    switch (dt) {
-    case PG_DTYPE_FLOAT32: return ((const float *)p)[i];
-    case PG_DTYPE_FLOAT64: return ((const double *)p)[i];
-    case PG_DTYPE_INT64: return (double)((const int64_t *)p)[i];
-    case PG_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case PG_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case PG_DTYPE_UINT8: case PG_DTYPE_BOOL: return ((const uint8_t *)p)[i];
-    default: return 0;
-    }
-}
-
 static pg_status cast(pg_kctx *k, int64_t n)
 {
     pg_dtype from = k->in[0]->dtype, to = k->out[0]->dtype;
@@ -274,7 +262,7 @@ static pg_status cast(pg_kctx *k, int64_t n)
         return PG_OK;
     }
     for (int64_t i = 0; i < n; i++) {
-        double v = load_as_double(from, x, i);
+        double v = pg_ld_f(from, x, i);
         switch (to) {
         case PG_DTYPE_FLOAT32: ((float *)y)[i] = (float)v; break;
         case PG_DTYPE_FLOAT64: ((double *)y)[i] = v; break;
