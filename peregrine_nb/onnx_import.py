@@ -112,6 +112,9 @@ def _read_model(src: Any):
                 raise FormatError(f"{where}: could not load external tensor data: {e}") from None
     if not model.HasField("graph") or not model.graph.output:
         raise FormatError(f"{where} holds no graph with outputs (an empty, truncated or non-ONNX file?)")
+    bad = _non_utf8_string(model)
+    if bad:
+        raise FormatError(f"{where} is malformed: {bad} is not valid UTF-8")
     try:
         onnx.checker.check_model(model)
     except Exception as e:
@@ -119,6 +122,26 @@ def _read_model(src: Any):
         raise FormatError(f"{where} is malformed: {msg[0] if msg else type(e).__name__}"
                           + (f" ({' '.join(m.strip() for m in msg[1:3])})" if len(msg) > 1 else "")) from None
     return model
+
+
+def _non_utf8_string(msg, path: str = "model") -> str | None:
+    """The first string field (a name, an op type, an attribute name...)
+    whose bytes are not UTF-8, which protobuf hands out as bytes instead of
+    str (the checker lets them through); None if there is none."""
+    from google.protobuf.descriptor import FieldDescriptor as F
+    for field, value in msg.ListFields():
+        # protobuf >= 6 has is_repeated; older versions only label
+        rep = field.is_repeated if hasattr(field, "is_repeated") else field.label == F.LABEL_REPEATED
+        values = value if rep else [value]
+        for i, v in enumerate(values):
+            where = f"{path}.{field.name}" + (f"[{i}]" if rep else "")
+            if field.type == F.TYPE_STRING and not isinstance(v, str):
+                return f"{where} ({bytes(v)[:40]!r})"
+            if field.type == F.TYPE_MESSAGE:
+                bad = _non_utf8_string(v, where)
+                if bad:
+                    return bad
+    return None
 
 
 def _uses_external_data(model) -> bool:
