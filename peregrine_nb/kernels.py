@@ -45,8 +45,9 @@ def variants(family: str | None = None):
     variant, isa, runnable here, allowed by the mask (active), the one
     dispatch selects, and its self-check: "passed" / "failed" (a variant that
     disagreed with the C reference on its first use is never selected) /
-    "not run" (not yet wanted in this process) / "checkasm only" (the
-    quantised families, checked by checkasm alone)."""
+    "not run" (not yet wanted in this process) / "checkasm only" (a family
+    with no self-check, the quantised dot products, which have C variants
+    alone so far)."""
     import pandas as pd
 
     rows = []

@@ -7,8 +7,9 @@
  * against its family's C reference (or, for the SGEMM microkernels, plain
  * loops); a variant that disagrees is never selected, dispatch falls to
  * the next one, and stderr says so once.  A wrong kernel therefore costs
- * speed, never a silent wrong answer.  The quantised families' products
- * are checked by checkasm only (their inputs need valid block encodings).
+ * speed, never a silent wrong answer.  The quantised families run on
+ * blocks made for the check: weights of random bits with a small finite
+ * scale, activations from the reference quantiser.
  *
  * PEREGRINE_KERNEL_SELFCHECK_FAIL=name[,name] makes the named variants
  * fail their check: how a test sees the fallback on a healthy machine. */
@@ -18,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qdot/qdot.h"
+#include "qgemm/qgemm.h"
+#include "qgemv/qgemv.h"
 #include "sgemm/sgemm.h"
 #include "variant.h"
 
@@ -67,6 +71,69 @@ static int check_sgemm(const pg_variant *v)
     return close_all(want, c, mr * nr);
 }
 
+/* Weight blocks of type wtype for N rows of K: random bits, each block's
+ * f16 scale (and q4_1's minimum) set to 1/16 so every value is finite. */
+static void weight_blocks(int wtype, size_t N, size_t K, uint8_t *w)
+{
+    size_t bb = (size_t)pg_ggml_type_block_bytes(wtype), blocks = N * (K / 32);
+    unsigned s = 7;
+    for (size_t i = 0; i < blocks * bb; i++) {
+        s = s * 1664525u + 1013904223u;
+        w[i] = (uint8_t)(s >> 24);
+    }
+    for (size_t b = 0; b < blocks; b++) {
+        w[b * bb] = 0x00, w[b * bb + 1] = 0x2C;   /* 1/16 */
+        if (wtype == PG_GGML_Q4_1)
+            w[b * bb + 2] = 0x00, w[b * bb + 3] = 0xAC;   /* -1/16 */
+    }
+}
+
+/* The quantised products: the weight type whose qgemv / qgemm family f is. */
+static int check_quantised(const pg_kernel_family *f, const pg_variant *v, const pg_variant *r)
+{
+    enum { N = 8, K = 64, M = 3 };
+    static const int wtypes[] = { PG_GGML_Q4_0, PG_GGML_Q4_1, PG_GGML_Q8_0 };
+    for (size_t t = 0; t < sizeof wtypes / sizeof wtypes[0]; t++) {
+        int wt = wtypes[t];
+        int gemv = pg_qgemv_family(wt) == f, gemm = pg_qgemm_family(wt) == f;
+        if (!gemv && !gemm)
+            continue;
+        int at = pg_qgemv_act_type(wt);
+        const pg_kernel_family *q = at == PG_GGML_Q8_1 ? &pg_kernels_quantize_q8_1 : &pg_kernels_quantize_q8_0;
+        size_t wrb = (size_t)pg_ggml_type_block_bytes(wt) * (K / 32);
+        size_t arb = (size_t)pg_ggml_type_block_bytes(at) * (K / 32);
+        uint8_t w[N * 2 * 34], a[M * 2 * 36];
+        float x[M * K], want[M * N], got[M * N];
+        weight_blocks(wt, N, K, w);
+        fill(x, M * K, 8);
+        for (size_t m = 0; m < M; m++)
+            q->variants[q->count - 1].fn.quantize(K, x + m * K, a + m * arb);
+        if (gemv) {
+            r->fn.qgemv(N, K, w, wrb, a, want);
+            v->fn.qgemv(N, K, w, wrb, a, got);
+            return close_all(want, got, N);
+        }
+        r->fn.qgemm(M, N, K, w, wrb, a, arb, want, N);
+        v->fn.qgemm(M, N, K, w, wrb, a, arb, got, N);
+        return close_all(want, got, M * N);
+    }
+    return 2;
+}
+
+/* Activation quantisers: the same blocks as the reference's, bit for bit. */
+static int check_quantize(const pg_variant *v, const pg_variant *r)
+{
+    enum { K = 96 };
+    float x[K];
+    uint8_t want[3 * 36], got[3 * 36];
+    fill(x, K, 9);
+    memset(want, 0, sizeof want);
+    memset(got, 0, sizeof got);
+    r->fn.quantize(K, x, want);
+    v->fn.quantize(K, x, got);
+    return !memcmp(want, got, sizeof want);
+}
+
 /* v against the family's reference r on the same inputs: 1 agrees, 0 does
  * not, 2 no check for this family here */
 static int check_against(const pg_kernel_family *f, const pg_variant *v, const pg_variant *r)
@@ -108,8 +175,13 @@ static int check_against(const pg_kernel_family *f, const pg_variant *v, const p
         return close_all(want, got, N);
     case PG_KERNEL_FN_sgemm:
         return check_sgemm(v);
+    case PG_KERNEL_FN_quantize:
+        return check_quantize(v, r);
+    case PG_KERNEL_FN_qgemv:
+    case PG_KERNEL_FN_qgemm:
+        return check_quantised(f, v, r);
     default:
-        return 2;   /* quantised families: checkasm's */
+        return 2;   /* vec_dot: only C variants so far */
     }
 }
 
