@@ -89,6 +89,7 @@ void pg_cpu_detect_arch(pg_cpu_caps *caps)
             eax71 = r[0];
         }
         if ((f & PG_CPU_AVX2) && (eax71 & (1u << 4))) f |= PG_CPU_AVXVNNI;
+        if ((f & PG_CPU_AVX512F) && (eax71 & (1u << 5))) f |= PG_CPU_AVX512BF16;
     }
     caps->flags = f;
 

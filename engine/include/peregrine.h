@@ -69,6 +69,7 @@ typedef enum pg_cpu_flag {
     PG_CPU_AVX512DQ    = 512,
     PG_CPU_AVX512VNNI  = 1024,
     PG_CPU_AVXVNNI     = 2048,
+    PG_CPU_AVX512BF16  = 4096,
     PG_CPU_NEON        = 65536,
     PG_CPU_DOTPROD     = 131072,
     PG_CPU_FP16        = 262144,
