@@ -30,6 +30,7 @@ enum llm_kernel_role {
     LLM_K_QUANTIZE_Q8_0, LLM_K_QUANTIZE_Q8_1, LLM_K_SILU, LLM_K_VADD, LLM_K_VMUL, LLM_K_SOFTMAX,
     LLM_K_QGEMV_Q4_0, LLM_K_QGEMV_Q4_1, LLM_K_QGEMV_Q8_0,
     LLM_K_QGEMM_Q4_0, LLM_K_QGEMM_Q4_1, LLM_K_QGEMM_Q8_0,
+    LLM_K_GELU_TANH, LLM_K_TANH,   /* gemma's GELU FFN, gemma2's soft-capping */
     LLM_K_COUNT
 };
 

@@ -9,8 +9,10 @@
 #include "../kernels/qdot/qdot.h"
 #include "../kernels/qgemm/qgemm.h"
 #include "../kernels/qgemv/qgemv.h"
+#include "../kernels/gelu_tanh/gelu_tanh.h"
 #include "../kernels/silu/silu.h"
 #include "../kernels/softmax/softmax.h"
+#include "../kernels/tanh/tanh.h"
 #include "../kernels/vadd/vadd.h"
 #include "../kernels/vmul/vmul.h"
 #include "llm.h"
@@ -31,6 +33,8 @@ static const pg_kernel_family *family_of(int role)
     case LLM_K_QGEMM_Q4_0: return &pg_kernels_qgemm_q4_0;
     case LLM_K_QGEMM_Q4_1: return &pg_kernels_qgemm_q4_1;
     case LLM_K_QGEMM_Q8_0: return &pg_kernels_qgemm_q8_0;
+    case LLM_K_GELU_TANH: return &pg_kernels_gelu_tanh;
+    case LLM_K_TANH: return &pg_kernels_tanh;
     default: return NULL;
     }
 }
