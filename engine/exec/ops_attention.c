@@ -27,7 +27,11 @@
  * softmax kernel in place; a bool mask (false -> -inf), a mask broadcast
  * along the keys, or `causal` builds the row's additive mask in scratch.
  * A row whose every key is masked out comes out NaN (the softmax kernel's
- * 0/0), as an all -inf row does in the reference. */
+ * 0/0), as an all -inf row does in the reference.
+ *
+ * nan_to_zero = 1 (the exporters' Where(IsNaN(P), 0, P) guard after the
+ * softmax, absorbed by attention_fusion): every NaN probability becomes 0
+ * before P . V, so a fully masked row gives zeros. */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -135,7 +139,7 @@ typedef struct attn_job {
     int64_t H, Sq, Sk, D, Dv, mst[4];
     size_t ldq, ldk, ldv, ldo;      /* row strides (floats) */
     int bshd;
-    int ktr, causal, mask_bool;
+    int ktr, causal, mask_bool, nan_to_zero;
     float scale;
     char *scratch;
     atomic_size_t next;
@@ -223,6 +227,10 @@ static void attend_pair(const attn_job *j, float *slot, size_t bh)
         for (size_t i = 0; i < t; i++) {
             float *si = S + i * lds;
             j->softmax(Sk, si, j->scale, mask_row(j, b, h, (int64_t)(i0 + i), mrow), si);
+            if (j->nan_to_zero)
+                for (size_t c = 0; c < Sk; c++)
+                    if (si[c] != si[c])
+                        si[c] = 0.0f;   /* Where(IsNaN(P), 0, P) */
         }
         /* O_tile = P . V */
         for (size_t c = 0; c < Dv; c += nr) {
@@ -254,6 +262,7 @@ pg_status pg_exec_attention(pg_kctx *k)
     attn_job *j = &(attn_job){ 0 };
     j->ktr = (int)pg_ir_attr_int(k->node, "k_transposed", 0);
     j->causal = (int)pg_ir_attr_int(k->node, "causal", 0);
+    j->nan_to_zero = (int)pg_ir_attr_int(k->node, "nan_to_zero", 0);
     attn_dims d;
     dims_of(k->node, q, v, &d);
     int64_t B = d.B;

@@ -97,6 +97,61 @@ static int head_merge(const pg_graph *g, int o, int *dst, int nodes[2])
     return 1;
 }
 
+/* KT = Reshape(Transpose(0,2,1)(Reshape(K [B,H,S,D] -> [B*H,S,D]))) ->
+ * [B,H,D,S] (the dynamo exporter's K^T), each read once: K in *k, the
+ * three nodes (data order) in nodes. */
+static int swap_last2_chain(const pg_graph *g, int kt, int *k, int nodes[3])
+{
+    pg_node *r2 = pm_producer(g, kt, PG_OP_RESHAPE);
+    if (!r2 || pm_uses(g, kt) != 1)
+        return 0;
+    int t3 = r2->inputs[0];
+    pg_node *tr = pm_producer(g, t3, PG_OP_TRANSPOSE);
+    int np = 0;
+    const int64_t *p = tr ? pg_ir_attr_ints(tr, "perm", &np) : NULL;
+    if (!tr || pm_uses(g, t3) != 1 || !p || np != 3 || p[0] != 0 || p[1] != 2 || p[2] != 1)
+        return 0;
+    int t1 = tr->inputs[0];
+    pg_node *r1 = pm_producer(g, t1, PG_OP_RESHAPE);
+    if (!r1 || pm_uses(g, t1) != 1)
+        return 0;
+    const pg_tensor *x = pm_tensor(g, r1->inputs[0]), *a = pm_tensor(g, t1),
+                    *y = pm_tensor(g, kt);
+    if (!x || !a || !y || x->rank != 4 || a->rank != 3 || y->rank != 4 ||
+        x->dtype != PG_DTYPE_FLOAT32)
+        return 0;
+    for (int d = 0; d < 4; d++)
+        if (x->shape[d] < 0)
+            return 0;
+    if (a->shape[0] != x->shape[0] * x->shape[1] || a->shape[1] != x->shape[2] ||
+        a->shape[2] != x->shape[3] || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
+        y->shape[2] != x->shape[3] || y->shape[3] != x->shape[2])
+        return 0;
+    *k = x->id;
+    nodes[0] = r1->id;
+    nodes[1] = tr->id;
+    nodes[2] = r2->id;
+    return 1;
+}
+
+/* t = Mul(u, c) or Mul(c, u) with c a constant scalar, t read once: u, and
+ * c in *cst; -1 if not. */
+static int scaled_by_const(const pg_graph *g, int t, double *cst, pg_node **mul)
+{
+    pg_node *m = pm_producer(g, t, PG_OP_MUL);
+    if (!m || pm_uses(g, t) != 1 || m->n_inputs != 2)
+        return -1;
+    const pg_tensor *y = pm_tensor(g, t);
+    for (int side = 0; side < 2; side++) {
+        const pg_tensor *u = pm_tensor(g, m->inputs[1 - side]);
+        if (pm_const_scalar(g, m->inputs[side], cst) && u && pm_same_shape(u, y)) {
+            *mul = m;
+            return m->inputs[1 - side];
+        }
+    }
+    return -1;
+}
+
 static int mask_fits(const pg_tensor *m, const pg_tensor *scores)
 {
     if (!m || m->rank < 0 || m->rank > 4 ||
@@ -118,10 +173,29 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
     int64_t axis = pg_ir_attr_int(sm, "axis", -1);
     if (axis != -1 && axis != 3)
         return 0;
-    int nodes[16], n = 0;
-    /* after: Softmax -> MatMul(P, V) */
-    pg_node *pv = pm_sole_consumer(g, sm->outputs[0], PG_OP_MATMUL);
-    if (!pv || pv->inputs[0] != sm->outputs[0])
+    int nodes[24], n = 0;
+    /* after: Softmax [-> Where(IsNaN(P), 0, P)] -> MatMul(P, V) */
+    int P = sm->outputs[0];
+    pg_node *isnan = NULL, *guard = NULL;
+    if (!pg_ir_is_output(g, P) && pm_uses(g, P) == 2) {
+        const pg_tensor *pt = g->tensors[P];
+        for (int u = 0; u < pt->n_users; u++) {
+            pg_node *r = g->nodes[pt->users[u]];
+            if (r->op == PG_OP_ISNAN)
+                isnan = r;
+        }
+        if (!isnan)
+            return 0;
+        guard = pm_sole_consumer(g, isnan->outputs[0], PG_OP_WHERE);
+        double zero;
+        if (!guard || guard->inputs[0] != isnan->outputs[0] || guard->inputs[2] != P ||
+            !pm_const_scalar(g, guard->inputs[1], &zero) || zero != 0.0 ||
+            !pm_same_shape(pm_tensor(g, guard->outputs[0]), st))
+            return 0;
+        P = guard->outputs[0];
+    }
+    pg_node *pv = pm_sole_consumer(g, P, PG_OP_MATMUL);
+    if (!pv || pv->inputs[0] != P)
         return 0;
     int V = pv->inputs[1];
     const pg_tensor *vt = pm_tensor(g, V);
@@ -178,9 +252,21 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
             qscale = qs;
         }
     }
+    /* a key pre-scaled by a constant (the sqrt-scale on both sides) */
+    pg_node *kscale = NULL;
+    int ku = scaled_by_const(g, KT, &cst, &kscale);
+    if (ku >= 0) {
+        scale *= cst;
+        KT = ku;
+    }
     pg_node *ktr = pm_producer(g, KT, PG_OP_TRANSPOSE);
+    int kchain[3], has_chain = 0;
     if (ktr && pm_uses(g, KT) == 1 && is_swap_last2(g, ktr)) {
         K = ktr->inputs[0];
+        k_transposed = 0;
+    } else if (swap_last2_chain(g, KT, &K, kchain)) {
+        ktr = NULL;
+        has_chain = 1;
         k_transposed = 0;
     } else {
         ktr = NULL;
@@ -216,10 +302,18 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
         nodes[n++] = qscale->id;
     if (ktr)
         nodes[n++] = ktr->id;
+    for (int i = 0; has_chain && i < 3; i++)
+        nodes[n++] = kchain[i];
+    if (kscale)
+        nodes[n++] = kscale->id;
     nodes[n++] = qk->id;
     for (int i = npre - 1; i >= 0; i--)
         nodes[n++] = pre[i]->id;
     nodes[n++] = sm->id;
+    if (guard) {
+        nodes[n++] = isnan->id;
+        nodes[n++] = guard->id;
+    }
     nodes[n++] = pv->id;
     if (bshd) {
         nodes[n++] = mo[0];
@@ -242,6 +336,8 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
      * way it pointed */
     pg_ir_set_attr_int(fn, "k_transposed", bshd ? 0 : k_transposed);
     pg_ir_set_attr_int(fn, "num_heads", H);
+    if (guard)
+        pg_ir_set_attr_int(fn, "nan_to_zero", 1);
     if (bshd) {
         pg_ir_set_attr_string(fn, "qkv_layout", "bshd");
         pg_pass_note(c, g, PG_PASS_REWRITTEN, f, 1,
