@@ -14,10 +14,17 @@ How a run goes:
   * the input (a list, a Dask bag, a Dask or pandas Series - a dataframe
     column) is cut into chunks (a bag's or a Series' partitions as they
     are, a list's ``chunk_size`` at a time); one task per chunk;
-  * a task tokenizes its chunk, sorts it by length, cuts it into batches of
-    ``batch_size`` neighbours and pads each batch to the shortest length
-    bucket that holds it (16, 32, 64, 128, 256 by default), so a worker only
-    ever needs len(buckets) compiled shapes; the padding that costs is
+  * a list is first ordered by length (characters, a cheap stand-in for
+    tokens) so that each chunk holds sentences of similar length, and the
+    results are put back in input order at the end; a bag's or a Series'
+    partitions are taken as they come;
+  * a task tokenizes its chunk, sorts it by length, groups it by the
+    shortest length bucket that holds each sentence (16, 24, 32, 48, 64,
+    96, 128, 192, 256 by default), cuts each group into batches of
+    ``batch_size`` neighbours and the group's last batch into smaller
+    power-of-two batches, so no batch straddles a bucket or carries empty
+    rows, and a worker only ever needs len(buckets) x len(batch sizes)
+    compiled shapes (MiniLM.encode_bucketed); the padding that costs is
     counted and printed at the end;
   * the model is compiled once, on the client, for those shapes and saved to
     a folder (MiniLM.save: one file, weights stored once); each worker
@@ -109,7 +116,8 @@ def prepare_minilm(level: int = 3, buckets: Iterable[int] = DEFAULT_BUCKETS, bat
     src = model_dir or find_minilm_dir()
     lengths = _buckets(buckets, 256)
     if folder is None:
-        key = json.dumps([__version__, cpu_info().level, os.path.abspath(src), level, batch_size, lengths])
+        key = json.dumps([__version__, cpu_info().level, os.path.abspath(src), level, batch_size, lengths,
+                          "rows:pow2"])   # the batch row counts it holds (minilm.batch_sizes)
         digest = hashlib.sha1(key.encode()).hexdigest()[:12]
         folder = os.path.join(cache_root(), f"minilm-L{level}-b{batch_size}-{digest}")
     if _folder_ok(folder):
@@ -356,6 +364,14 @@ def _chunks(texts, chunk_size: int):
     return "list", [items[i:i + chunk_size] for i in range(0, len(items), chunk_size)]
 
 
+def length_order(items: list) -> np.ndarray:
+    """The permutation that orders a list by length (stable): chunks cut
+    from it hold sentences of similar length, so their batches pad little.
+    Characters stand in for tokens: the client does not tokenize."""
+    return np.argsort(np.fromiter((len(str(t)) if t is not None else 0 for t in items), np.int64,
+                                  count=len(items)), kind="stable")
+
+
 @dataclass
 class RunReport:
     """What a run did: sentences, seconds, throughput, padding."""
@@ -508,7 +524,7 @@ def _series_result(texts, kind: str, parts, values, meta, client):
 def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
           buckets: Sequence[int] = DEFAULT_BUCKETS, chunk_size: int = 512, threads: int = 1,
           retries: int = 3, level: int = 3, normalize: bool = True, progress: bool = True,
-          verbose: bool = True, onnx_path: str | None = None):
+          verbose: bool = True, onnx_path: str | None = None, sort_by_length: bool = True):
     """Sentence embeddings of ``texts`` (a list, a Dask bag, or a dataframe
     column: a Dask or pandas Series), one row per text in input order.
 
@@ -523,13 +539,23 @@ def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
     Series of vectors on the same index.  The run's numbers (throughput,
     padding waste, overhead per chunk) are printed and kept in
     ``peregrine_nb.dask.last_report``.  ``onnx_path``: run that ONNX export
-    of the model on onnxruntime instead, the same way (a baseline)."""
+    of the model on onnxruntime instead, the same way (a baseline).
+    ``sort_by_length`` (lists only): order the list by length before it is
+    cut into chunks, so each chunk pads little; the rows come back in input
+    order either way."""
     import dask.array as da
     folder = _model_folder(model, level, buckets, batch_size)
     spec = EmbedSpec(folder=os.path.abspath(folder), threads=int(threads),
                      buckets=tuple(int(b) for b in buckets), batch_size=int(batch_size), level=level,
                      normalize=normalize, onnx=os.path.abspath(onnx_path) if onnx_path else None)
-    kind, parts = _chunks(texts, max(1, int(chunk_size)))
+    chunk = max(1, int(chunk_size))
+    kind, parts = _chunks(texts, chunk)
+    order = None
+    if kind == "list" and sort_by_length:
+        items = [t for p in parts for t in p]
+        order = length_order(items)
+        items = [items[i] for i in order]
+        parts = [items[i:i + chunk] for i in range(0, len(items), chunk)]
     c = _client(client)
     series = kind in ("series", "pandas")
     fn = embed_series_chunk if series else embed_chunk
@@ -542,10 +568,14 @@ def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
         return _series_result(texts, kind, parts, values, meta, c)
     if not values:
         return da.zeros((0, HIDDEN), dtype=np.float32)
+    back = None if order is None else np.argsort(order)    # sorted position of each input row
     if c is None:
-        return da.concatenate([da.from_array(v, chunks=v.shape) for v in values])
+        if back is None:
+            return da.concatenate([da.from_array(v, chunks=v.shape) for v in values])
+        return da.from_array(np.concatenate(values)[back], chunks=(chunk, HIDDEN))
     arrays = [da.from_delayed(v, shape=(s["sentences"], HIDDEN), dtype=np.float32) for v, s in zip(values, stats)]
-    return da.concatenate(arrays)
+    emb = da.concatenate(arrays)
+    return emb if back is None else emb[back]
 
 
 def generate(prompts, model: Any = None, client: Any = None, max_new_tokens: int = 64,

@@ -89,6 +89,7 @@ def test_in_process_equals_the_encoder(folder, corpus, reference, capsys):
     assert np.array_equal(out.compute(), reference[:30])
     rep = pgd.last_report
     assert rep.sentences == 30 and 0 < rep.padding_waste < 1 and rep.tokens <= rep.slots
+    assert rep.padded_rows == 0              # remainders run as smaller batches, not empty rows
 
 
 def test_workers_see_the_engine_and_one_thread(client):

@@ -224,7 +224,8 @@ def test_minilm_folder_round_trip(enc, tmp_path):
     assert {"config.json", "minilm.pgm", "peregrine_minilm.json", "tokenizer.json"} <= set(os.listdir(folder))
     ref, st = enc.encode_bucketed(SENTENCES, buckets=(16, 32), batch_size=4)
     back = pg.models.minilm(compiled_dir=folder, threads=1)
-    assert back.saved_shapes == [(4, 16), (4, 32), (4, 256)]
+    # every bucket at every row count a batch may have (4, 2, 1)
+    assert back.saved_shapes == sorted((b, L) for b in (1, 2, 4) for L in (16, 32, 256))
     got, st2 = back.encode_bucketed(SENTENCES, buckets=(16, 32), batch_size=4)
     assert np.array_equal(got, ref) and st == st2
     assert not back.weights_loaded            # nothing compiled: the weights file was never read
@@ -248,8 +249,24 @@ def test_bucketed_stats(enc):
     emb, st = enc.encode_bucketed(SENTENCES * 3, buckets=(16, 32), batch_size=4)
     assert emb.shape == (12, 384)
     assert st["sentences"] == 12 and sum(st["buckets"].values()) == 12
-    # sorted by length, cut into batches of 4 neighbours: 3 full batches
-    assert st["batches"] == 3 and st["padded_rows"] == 0
-    assert st["tokens"] <= st["slots"] <= 3 * 4 * max(st["buckets"])
+    # sorted by length, grouped by bucket, each group cut into batches of 4
+    # and its remainder into 2s and 1s: no empty rows, no batch straddling
+    # a bucket
+    assert st["padded_rows"] == 0
+    assert st["batches"] == sum(n // 4 + bin(n % 4).count("1") for n in st["buckets"].values())
+    assert st["slots"] == sum(L * n for L, n in st["buckets"].items())
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1, atol=1e-5)
     assert enc.encode_bucketed([])[0].shape == (0, 384)
+
+
+def test_split_rows_has_no_empty_rows():
+    from peregrine_nb.models.minilm import batch_sizes, split_rows
+    assert batch_sizes(32) == [32, 16, 8, 4, 2, 1] and batch_sizes(24) == [24, 16, 8, 4, 2, 1]
+    for n in range(0, 80):
+        parts = split_rows(np.arange(n), 24)
+        assert np.array_equal(np.concatenate(parts) if parts else np.arange(0), np.arange(n))
+        sizes = [len(p) for p in parts]
+        assert all(b in batch_sizes(24) for b in sizes) and sizes == sorted(sizes, reverse=True)
+        # full batches, then each smaller row count at most once
+        small = [b for b in sizes if b < 24]
+        assert len(small) == len(set(small)) and sizes.count(24) == n // 24

@@ -37,7 +37,10 @@ COMPILED_FILE = "minilm.pgm"
 MANIFEST_FORMAT = "peregrine-minilm/1"
 # Padded lengths of encode_bucketed (and the Dask path): a sentence runs in
 # the shortest that holds it.
-DEFAULT_BUCKETS = (16, 32, 64, 128, 256)
+# Padded lengths: about 1.5x apart, so padding a sentence to its bucket costs
+# at most about a third of its slots (8-token steps would cost more shapes
+# than they save).
+DEFAULT_BUCKETS = (16, 24, 32, 48, 64, 96, 128, 192, 256)
 
 
 def find_minilm_dir() -> str:
@@ -310,10 +313,11 @@ class MiniLM:
 
     def bucket_shapes(self, buckets: Iterable[int] = DEFAULT_BUCKETS,
                       batch_size: int | None = None) -> list[tuple[int, int]]:
-        """The shapes encode_bucketed runs: (batch_size, L) per bucket L up to
-        max_seq_length (which is always one)."""
-        b = int(batch_size or self.batch_size)
-        return [(b, L) for L in _buckets(buckets, self.max_seq_length)]
+        """The shapes encode_bucketed runs: (b, L) for every row count b of
+        batch_sizes(batch_size) and every bucket L up to max_seq_length
+        (which is always one)."""
+        sizes = batch_sizes(int(batch_size or self.batch_size))
+        return [(b, L) for L in _buckets(buckets, self.max_seq_length) for b in sizes]
 
     def save(self, folder: str | os.PathLike, shapes: Iterable[tuple[int, int]] | None = None,
              buckets: Iterable[int] | None = None, batch_size: int | None = None) -> str:
@@ -358,14 +362,17 @@ class MiniLM:
     def encode_bucketed(self, sentences: Sequence[str], buckets: Iterable[int] = DEFAULT_BUCKETS,
                         batch_size: int | None = None, normalize: bool = True) -> tuple[np.ndarray, dict]:
         """Embeddings of ``sentences`` in their order, run by length buckets:
-        the sentences are sorted by token count (stable), cut into batches of
-        ``batch_size`` neighbours, and each batch is padded to the shortest
-        length of ``buckets`` that holds its longest sentence - so only
-        len(buckets) shapes are ever needed, the rows of a batch are of
-        similar length, and only the last batch has empty rows.  Returns
-        (embeddings, stats): sentences, tokens (real), slots (batch x padded
-        length of every batch run), batches, padded_rows, and the sentences
-        per padded length."""
+        the sentences are sorted by token count (stable) and grouped by the
+        shortest length of ``buckets`` that holds each, so a batch never
+        straddles a bucket (a 17-token sentence does not drag 16-token ones
+        up to 32); each group is cut into batches of ``batch_size``
+        neighbours, and its last, partial batch into the row counts of
+        batch_sizes() that add up to it (13 = 8 + 4 + 1), so no batch has
+        empty rows.  Only len(buckets) x len(batch_sizes) shapes are ever
+        needed.  Returns (embeddings, stats): sentences, tokens (real), slots
+        (rows x padded length of every batch run), batches, padded_rows
+        (always 0 now; kept for the report), and the sentences per padded
+        length."""
         items = list(sentences)
         B = int(batch_size or self.batch_size)
         lengths_of = _buckets(buckets, self.max_seq_length)
@@ -384,22 +391,22 @@ class MiniLM:
         n_tok = np.array([len(e.ids) for e in enc])
         stats["tokens"] = int(n_tok.sum())
         order = np.argsort(n_tok, kind="stable")
-        for k in range(0, len(order), B):
-            part = order[k:k + B]
-            longest = int(n_tok[part[-1]])
-            L = next(L for L in lengths_of if L >= longest)
-            ids = np.zeros((B, L), np.int64)
-            mask = np.zeros((B, L), np.int64)
-            for r, i in enumerate(part):
-                e = enc[i].ids
-                ids[r, :len(e)] = e
-                mask[r, :len(e)] = 1
-            hidden = self.forward(ids, mask)
-            out[part] = mean_pool_normalise(hidden[:len(part)], mask[:len(part)], normalize)
-            stats["slots"] += B * L
-            stats["batches"] += 1
-            stats["padded_rows"] += B - len(part)
-            stats["buckets"][L] = stats["buckets"].get(L, 0) + len(part)
+        bucket = np.searchsorted(np.array(lengths_of), n_tok[order])   # index of the bucket holding each
+        for j, L in enumerate(lengths_of):
+            group = order[bucket == j]
+            for part in split_rows(group, B):
+                ids = np.zeros((len(part), L), np.int64)
+                mask = np.zeros((len(part), L), np.int64)
+                for r, i in enumerate(part):
+                    e = enc[i].ids
+                    ids[r, :len(e)] = e
+                    mask[r, :len(e)] = 1
+                hidden = self.forward(ids, mask)
+                out[part] = mean_pool_normalise(hidden, mask, normalize)
+                stats["slots"] += len(part) * L
+                stats["batches"] += 1
+            if len(group):
+                stats["buckets"][L] = len(group)
         return out, stats
 
     def forward(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
@@ -431,6 +438,30 @@ class MiniLM:
                f"compiled folder {self.compiled_dir}, {len(self._saved)} saved shape(s)"
                if self.compiled_dir is not None else "graph builder")
         return f"<MiniLM all-MiniLM-L6-v2 ({src}), level {self.level}, {len(self._compiled)} compiled shape(s)>"
+
+
+def batch_sizes(batch_size: int) -> list[int]:
+    """The row counts a batch may have: batch_size and the powers of two
+    below it.  Any remainder is a sum of these (binary), so a length bucket's
+    last batch runs as a few smaller ones instead of padding empty rows: an
+    empty row costs as much as a full one, a smaller batch only its rows."""
+    sizes = {int(batch_size)}
+    b = 1
+    while b < batch_size:
+        sizes.add(b)
+        b *= 2
+    return sorted(sizes, reverse=True)
+
+
+def split_rows(rows: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """rows cut into batches of batch_size, the remainder into the largest
+    batch_sizes() that fit, largest first: no empty rows."""
+    out, k = [], 0
+    for b in batch_sizes(batch_size):
+        while len(rows) - k >= b:
+            out.append(rows[k:k + b])
+            k += b
+    return out
 
 
 def _buckets(buckets: Iterable[int] | None, max_seq_length: int) -> list[int]:
