@@ -28,10 +28,15 @@
 #define PG_KERNELS_KERNEL_FN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* sgemm's epilogue, defined in sgemm/sgemm.h (the microkernel reads it by
  * pointer only) */
 typedef struct pg_sgemm_epilogue pg_sgemm_epilogue;
+/* dwconv's one argument, defined in dwconv/dwconv.h */
+typedef struct pg_dwconv_args pg_dwconv_args;
+/* gemm_u8s8's epilogue, defined in gemm_u8s8/gemm_u8s8.h */
+typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
 
 /* ENTRY_(member, typedef name, return type, parameters...) */
 #define PG_KERNEL_FN_LIST(ENTRY_)                                                              \
@@ -66,7 +71,22 @@ typedef struct pg_sgemm_epilogue pg_sgemm_epilogue;
            const void *x, float *y)                                                            \
     /* C = X . W^T, W and X quantised rows (qgemm/qgemm.h) */                                  \
     ENTRY_(qgemm, pg_qgemm_fn, void, size_t M, size_t N, size_t K, const void *W, size_t ldw,  \
-           const void *X, size_t ldx, float *C, size_t ldc)
+           const void *X, size_t ldx, float *C, size_t ldc)                                    \
+    /* one row of a depthwise 3x3 / 5x5 conv, NHWC (dwconv/dwconv.h) */                        \
+    ENTRY_(dwconv, pg_f32_dwconv_fn, void, const pg_dwconv_args *a)                            \
+    /* one MR x NR tile of u8 x s8 -> int32, dequantised / requantised (gemm_u8s8/gemm_u8s8.h) */ \
+    ENTRY_(gemm_u8s8, pg_gemm_u8s8_ukernel_fn, void, size_t mr, size_t nr, size_t k,          \
+           const uint8_t *a, size_t lda, const int8_t *b, void *c, size_t ldc,                 \
+           const pg_u8s8_epilogue *ep)                                                         \
+    /* one row fp32 -> u8 with its own scale and zero point (gemm_u8s8/gemm_u8s8.h) */         \
+    ENTRY_(quant_u8, pg_quant_u8_row_fn, void, size_t n, const float *x, uint8_t *y,           \
+           float *scale, int32_t *zero)                                                        \
+    /* one MR x NR tile of bf16 x bf16 -> fp32 (gemm_bf16/gemm_bf16.h) */                      \
+    ENTRY_(gemm_bf16, pg_gemm_bf16_ukernel_fn, void, size_t mr, size_t nr, size_t k,          \
+           const uint16_t *a, size_t lda, const uint16_t *b, float *c, size_t ldc,             \
+           const pg_sgemm_epilogue *ep)                                                        \
+    /* n floats -> bf16, round to nearest even (gemm_bf16/gemm_bf16.h) */                      \
+    ENTRY_(cvt_bf16, pg_cvt_f32_bf16_fn, void, size_t n, const float *x, uint16_t *y)
 
 #define PG_KERNEL_FN_TYPEDEFS_(member, name, ret, ...)                                         \
     typedef ret (*name)(__VA_ARGS__);                                                          \

@@ -18,6 +18,8 @@
 #include "qdot/qdot.h"
 #include "qgemv/qgemv.h"
 #include "qgemm/qgemm.h"
+#include "gemm_u8s8/gemm_u8s8.h"
+#include "gemm_bf16/gemm_bf16.h"
 
 static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_vadd,
@@ -44,6 +46,10 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_qgemm_q4_0,
     &pg_kernels_qgemm_q4_1,
     &pg_kernels_qgemm_q8_0,
+    &pg_kernels_gemm_u8s8,
+    &pg_kernels_quantize_u8,
+    &pg_kernels_gemm_bf16,
+    &pg_kernels_cvt_bf16,
 };
 
 const pg_kernel_family *const *pg_kernel_families_all(int *count)

@@ -1,0 +1,200 @@
+/* gemm_u8s8.c - packing int8 weights, quantising activation rows, and the
+ * driver over the microkernel: tasks of MR-row tiles x 32-column panels
+ * for the thread pool.  Not hot itself: the products are in the
+ * microkernel.  The whole K runs in one call of the kernel (int32
+ * accumulators need no K blocking, and a panel slice of K <= 1536 is at
+ * most 48 KiB, streamed from L2 with prefetch). */
+#include <math.h>
+#include <string.h>
+
+#include "../../core/cpu.h"
+#include "../../core/error.h"
+#include "../../core/threadpool.h"
+#include "gemm_u8s8.h"
+
+static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+
+size_t pg_u8s8_packed_bytes(size_t K, size_t N, int with_zero)
+{
+    size_t kp = div_up(K ? K : 1, PG_U8S8_KG) * PG_U8S8_KG, panels = div_up(N, PG_U8S8_NR);
+    size_t cols = panels * PG_U8S8_NR;
+    size_t bytes = panels * kp * PG_U8S8_NR + cols * (with_zero ? 12 : 8);
+    return (bytes + 63) & ~(size_t)63;
+}
+
+void pg_u8s8_view(const void *blob, size_t K, size_t N, int with_zero, pg_u8s8_packed *out)
+{
+    size_t kp = div_up(K ? K : 1, PG_U8S8_KG) * PG_U8S8_KG, panels = div_up(N, PG_U8S8_NR);
+    size_t cols = panels * PG_U8S8_NR;
+    const char *p = blob;
+    out->K = K;
+    out->N = N;
+    out->kp = kp;
+    out->panels = panels;
+    out->data = (const int8_t *)p;
+    p += panels * kp * PG_U8S8_NR;
+    out->col_sum = (const int32_t *)p;
+    out->scale = (const float *)(p + cols * 4);
+    out->zero = with_zero ? (const int32_t *)(p + cols * 8) : NULL;
+}
+
+/* the byte of (k, j) in the packed panels */
+static size_t at(size_t kp, size_t k, size_t j)
+{
+    size_t p = j / PG_U8S8_NR, jj = j % PG_U8S8_NR;
+    return p * kp * PG_U8S8_NR + (k / PG_U8S8_KG) * PG_U8S8_NR * PG_U8S8_KG + jj * PG_U8S8_KG +
+           k % PG_U8S8_KG;
+}
+
+void pg_u8s8_pack_s8(size_t K, size_t N, const int8_t *B, size_t ldb, const float *scale,
+                     int scale_per_col, const int32_t *zero, int zero_per_col, void *dst)
+{
+    size_t bytes = pg_u8s8_packed_bytes(K, N, zero != NULL);
+    memset(dst, 0, bytes);
+    pg_u8s8_packed v;
+    pg_u8s8_view(dst, K, N, zero != NULL, &v);
+    int8_t *d = (int8_t *)v.data;
+    int32_t *cs = (int32_t *)v.col_sum, *zp = (int32_t *)v.zero;
+    float *sc = (float *)v.scale;
+    for (size_t j = 0; j < v.panels * PG_U8S8_NR; j++) {
+        sc[j] = j < N ? scale[scale_per_col ? j : 0] : 0.0f;
+        if (zp)
+            zp[j] = j < N ? zero[zero_per_col ? j : 0] : 0;
+    }
+    for (size_t k = 0; k < K; k++)
+        for (size_t j = 0; j < N; j++) {
+            int8_t b = B[k * ldb + j];
+            d[at(v.kp, k, j)] = b;
+            cs[j] += b;
+        }
+}
+
+void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, void *dst)
+{
+    size_t bytes = pg_u8s8_packed_bytes(K, N, 0);
+    memset(dst, 0, bytes);
+    pg_u8s8_packed v;
+    pg_u8s8_view(dst, K, N, 0, &v);
+    int8_t *d = (int8_t *)v.data;
+    int32_t *cs = (int32_t *)v.col_sum;
+    float *sc = (float *)v.scale;
+    for (size_t j = 0; j < N; j++) {
+        float mx = 0.0f;
+        for (size_t k = 0; k < K; k++) {
+            float a = fabsf(B[k * ldb + j]);
+            mx = a > mx ? a : mx;
+        }
+        float s = mx > 0.0f ? mx / 127.0f : 1.0f;
+        sc[j] = s;
+        for (size_t k = 0; k < K; k++) {
+            float t = rintf(B[k * ldb + j] / s);
+            t = t > 127.0f ? 127.0f : t < -127.0f ? -127.0f : t;
+            int8_t b = (int8_t)t;
+            d[at(v.kp, k, j)] = b;
+            cs[j] += b;
+        }
+    }
+}
+
+void pg_u8s8_quantize_rows(const pg_variant *quant, size_t M, size_t K, const float *A,
+                           size_t lda, uint8_t *Aq, size_t ldq, float *scale, int32_t *zero,
+                           int32_t *row_corr)
+{
+    for (size_t i = 0; i < M; i++) {
+        uint8_t *q = Aq + i * ldq;
+        quant->fn.quant_u8(K, A + i * lda, q, &scale[i], &zero[i]);
+        if (ldq > K)
+            memset(q + K, 0, ldq - K);
+        if (row_corr) {
+            int32_t s = 0;
+            for (size_t k = 0; k < K; k++)
+                s += q[k];
+            row_corr[i] = s - (int32_t)K * zero[i];
+        }
+    }
+}
+
+typedef struct u8_job {
+    pg_gemm_u8s8_ukernel_fn kernel;
+    size_t mr, M, N, kp, lda, ldc, es, col0;
+    const uint8_t *A;
+    const pg_u8s8_packed *B;
+    const pg_u8s8_epilogue *ep;
+    char *C;
+    size_t m_tiles, panels, tm, tn;
+} u8_job;
+
+static void run_task(void *ctx, size_t task)
+{
+    const u8_job *j = ctx;
+    size_t ti = task / j->tn, tj = task % j->tn;
+    size_t m0 = ti * j->m_tiles / j->tm * j->mr, m1 = (ti + 1) * j->m_tiles / j->tm * j->mr;
+    size_t p0 = tj * j->panels / j->tn, p1 = (tj + 1) * j->panels / j->tn;
+    if (m1 > j->M)
+        m1 = j->M;
+    size_t pbase = j->col0 / PG_U8S8_NR;
+    for (size_t p = p0; p < p1; p++) {
+        size_t col = p * PG_U8S8_NR, w = j->N - col < PG_U8S8_NR ? j->N - col : PG_U8S8_NR;
+        const int8_t *b = j->B->data + (pbase + p) * j->kp * PG_U8S8_NR;
+        size_t gc = j->col0 + col;
+        for (size_t i = m0; i < m1; i += j->mr) {
+            size_t h = m1 - i < j->mr ? m1 - i : j->mr;
+            pg_u8s8_epilogue ep = *j->ep;
+            ep.a_zero += i;
+            if (ep.a_scale)
+                ep.a_scale += i;
+            if (ep.row_corr)
+                ep.row_corr += i;
+            ep.col_sum = j->B->col_sum + gc;
+            ep.b_scale = j->B->scale + gc;
+            ep.b_zero = j->B->zero ? j->B->zero + gc : NULL;
+            if (ep.bias)
+                ep.bias += col;
+            j->kernel(h, w, j->kp, j->A + i * j->lda, j->lda, b,
+                      j->C + (i * j->ldc + col) * j->es, j->ldc, &ep);
+        }
+    }
+}
+
+pg_status pg_u8s8_gemm_packed(const pg_variant *v, size_t M, size_t N, const uint8_t *Aq,
+                              size_t lda, const pg_u8s8_packed *B, size_t col0,
+                              const pg_u8s8_epilogue *ep, void *C, size_t ldc, int threads)
+{
+    if (!v || !B || !ep)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_u8s8_gemm_packed: NULL kernel, weights or epilogue");
+    if (col0 % PG_U8S8_NR || col0 + N > B->N)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_u8s8_gemm_packed: columns %zu..%zu of %zu "
+                       "(the first must be a multiple of %d)", col0, col0 + N, B->N, PG_U8S8_NR);
+    if (ep->out_mode < PG_U8S8_OUT_F32 || ep->out_mode > PG_U8S8_OUT_S8)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_u8s8_gemm_packed: output mode %d", ep->out_mode);
+    if (M == 0 || N == 0)
+        return PG_OK;
+    if (!Aq || !C || lda < B->kp || ldc < N || !ep->a_zero ||
+        (ep->out_mode != PG_U8S8_OUT_I32 && !ep->a_scale) || (B->zero && !ep->row_corr))
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_u8s8_gemm_packed: missing buffer or short stride "
+                       "(lda %zu, kp %zu, ldc %zu, N %zu)", lda, B->kp, ldc, N);
+    const pg_u8s8_params *prm = v->params;
+    u8_job j = {
+        .kernel = v->fn.gemm_u8s8, .mr = (size_t)prm->mr, .M = M, .N = N, .kp = B->kp,
+        .lda = lda, .ldc = ldc, .col0 = col0, .A = Aq, .B = B, .ep = ep, .C = C,
+        .es = ep->out_mode == PG_U8S8_OUT_U8 || ep->out_mode == PG_U8S8_OUT_S8 ? 1 : 4,
+    };
+    int t = pg_threads_resolve(threads);
+    double ops = 2.0 * (double)M * (double)N * (double)B->kp;
+    if (t > 1 && ops / 2e6 < t)
+        t = ops < 4e6 ? 1 : (int)(ops / 2e6);
+    j.m_tiles = div_up(M, j.mr);
+    j.panels = div_up(N, PG_U8S8_NR);
+    size_t target = t > 1 ? (size_t)t * 4 : 1;
+    if (M >= N) {
+        j.tm = j.m_tiles < target ? j.m_tiles : target;
+        size_t rest = div_up(target, j.tm);
+        j.tn = j.panels < rest ? j.panels : rest;
+    } else {
+        j.tn = j.panels < target ? j.panels : target;
+        size_t rest = div_up(target, j.tn);
+        j.tm = j.m_tiles < rest ? j.m_tiles : rest;
+    }
+    pg_parallel_for(j.tm * j.tn, run_task, &j, t);
+    return PG_OK;
+}

@@ -1,0 +1,38 @@
+/* gemm_u8s8_table.c - the variant tables of gemm_u8s8 and quantize_u8,
+ * best first, C last. */
+#include "gemm_u8s8.h"
+
+#if 0
+static const pg_u8s8_params p_12x32 = { 12, 32 };
+static const pg_u8s8_params p_6x32 = { 6, 32 };
+#endif
+static const pg_u8s8_params p_4x32 = { 4, 32 };
+
+#define X86_AVX512 (PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | \
+                    PG_CPU_AVX2 | PG_CPU_FMA)
+
+static const pg_variant gemm_variants[] = {
+#if 0 /* asm rows: next commit */
+    { "u8s8_gemm_12x32_avx512vnni", "avx512vnni", X86_AVX512 | PG_CPU_AVX512VNNI,
+      .fn = { .gemm_u8s8 = pg_u8s8_gemm_12x32_avx512vnni }, &p_12x32 },
+    { "u8s8_gemm_6x32_avxvnni", "avxvnni", PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_AVXVNNI,
+      .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avxvnni }, &p_6x32 },
+#endif
+    { "u8s8_gemm_4x32_c", "c", 0, .fn = { .gemm_u8s8 = pg_u8s8_gemm_4x32_c }, &p_4x32 },
+};
+
+const pg_kernel_family pg_kernels_gemm_u8s8 = {
+    "gemm_u8s8", "C = dequant/requant(A_u8 . B_s8), int32 accumulate, B packed once",
+    gemm_variants, PG_COUNTOF(gemm_variants), PG_KERNEL_FN_gemm_u8s8 };
+
+static const pg_variant quant_variants[] = {
+#if 0
+    { "quant_u8_row_avx512", "avx512", X86_AVX512,
+      .fn = { .quant_u8 = pg_quant_u8_row_avx512 }, NULL },
+#endif
+    { "quant_u8_row_c", "c", 0, .fn = { .quant_u8 = pg_quant_u8_row_c }, NULL },
+};
+
+const pg_kernel_family pg_kernels_quantize_u8 = {
+    "quantize_u8", "fp32 row -> u8 with its own scale and zero point (dynamic quantisation)",
+    quant_variants, PG_COUNTOF(quant_variants), PG_KERNEL_FN_quant_u8 };
