@@ -190,8 +190,6 @@ def level3_op_types(models_dir: str, e: dict, k: int = 2) -> collections.Counter
 
 
 @pytest.mark.parametrize("exporter", mm.EXPORTERS)
-@pytest.mark.xfail(strict=False, raises=AssertionError, reason="the fusion passes do not recognise these exporters' attention, "
-                                        "GELU and LayerNorm patterns yet (another engineer is on it)")
 def test_bert_level3_fuses_like_minilm(models_dir, manifest, exporter):
     """The hand-built MiniLM at level 3 is only FusedMatMul, QKVMatMul,
     FusedAttention and LayerNormalization per layer (tests/test_minilm.py);
@@ -209,16 +207,53 @@ def test_bert_level3_fuses_like_minilm(models_dir, manifest, exporter):
     assert not {"Softmax", "Erf", "ReduceMean"} & set(ops), dict(ops)
 
 
+LAYERS = mm.SIZES["tiny"]["layers"]
+
+# What level 3 must make of each family (tiny size, LAYERS layers): exact
+# counts of the fused ops, and op types that must not be left over (each
+# of them means a pattern the passes missed).
+_ENC = {"FusedAttention": LAYERS, "LayerNormalization": 2 * LAYERS + 1, "QKVMatMul": LAYERS}
+_ENC_GONE = {"Softmax", "IsNaN", "Erf", "Gelu", "ReduceMean", "Pow", "Sqrt", "Transpose", "MatMul"}
+_DEC_GONE = {"Softmax", "IsNaN", "Erf", "Tanh", "Gelu", "ReduceMean", "Pow", "Sqrt", "Split", "Sigmoid", "SiLU"}
+LEVEL3_EXPECT = {
+    "bert": (_ENC, _ENC_GONE),
+    "distilbert": (_ENC, _ENC_GONE),
+    "roberta": (_ENC, _ENC_GONE),
+    # GPT-2: c_attn (one Conv1D + Split) -> QKVMatMul, tanh-GELU in the c_fc epilogue, the
+    # head split/merge absorbed (bshd); the one MatMul left is the LM head (no bias, no activation)
+    "gpt2": ({"FusedAttention": LAYERS, "LayerNormalization": 2 * LAYERS + 1, "QKVMatMul": LAYERS,
+              "MatMul": 1}, _DEC_GONE | {"Transpose"}),
+    # with past key values K and V are Concats in the head layout: the head split stays
+    "gpt2-past": ({"FusedAttention": LAYERS, "LayerNormalization": 2 * LAYERS + 1, "QKVMatMul": LAYERS,
+                   "MatMul": 1}, _DEC_GONE),
+    # Llama / Qwen2: RMSNorm (TorchScript's Pow/ReduceMean/Add/Sqrt/Div(1, .)/Mul/Mul), SiLU in the gate's epilogue
+    "llama": ({"FusedAttention": LAYERS, "RMSNorm": 2 * LAYERS + 1, "QKVMatMul": LAYERS}, _DEC_GONE),
+    "qwen2": ({"FusedAttention": LAYERS, "RMSNorm": 2 * LAYERS + 1, "QKVMatMul": LAYERS}, _DEC_GONE),
+    "t5-encoder": ({"FusedAttention": LAYERS, "RMSNorm": 2 * LAYERS + 1}, _DEC_GONE),
+    # self- and cross-attention per layer, three RMSNorms per layer + the final one
+    "t5-decoder": ({"FusedAttention": 2 * LAYERS, "RMSNorm": 3 * LAYERS + 1}, _DEC_GONE),
+    "vit": ({"FusedAttention": LAYERS, "LayerNormalization": 2 * LAYERS + 1}, _ENC_GONE - {"Transpose", "MatMul"}),
+    # the GELUs after the two convolutions of the front end stay Gelu
+    "whisper-encoder": ({"FusedAttention": LAYERS, "LayerNormalization": 2 * LAYERS + 1},
+                        _ENC_GONE - {"Transpose", "MatMul", "Gelu"}),
+}
+
+
 @pytest.mark.parametrize("name, exporter", [pytest.param(n, x, id=f"{n}-{x}")
                                             for n in mm.MODELS for x in mm.EXPORTERS])
 def test_level3_op_types(models_dir, manifest, name, exporter):
-    """Prints the op types left at level 3 (what the fusion passes did not
-    fuse), for the fusion work; fails only when compiling does."""
+    """The op types left at level 3: each family's attention, norms and
+    activations fused (LEVEL3_EXPECT: exact counts of the fused ops, and the
+    op types that must be gone)."""
     e = _entry(manifest, name, exporter)
     with unsupported_is_xfail(f"{name}-{exporter}"):
         ops = level3_op_types(models_dir, e)
     print(f"{name}-{exporter} level 3: {dict(ops.most_common())}")
-    assert sum(ops.values()) > 0
+    want, gone = LEVEL3_EXPECT[name]
+    got = {op: ops[op] for op in want}
+    assert got == want, f"{name}-{exporter}: fused op counts {got}, want {want}; all: {dict(ops)}"
+    left = sorted(gone & set(ops))
+    assert not left, f"{name}-{exporter}: unfused {left} left at level 3: {dict(ops)}"
 
 
 # ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@
 #include "qgemm/qgemm.h"
 #include "qgemv/qgemv.h"
 #include "sgemm/sgemm.h"
+#include "dwconv/dwconv.h"
 #include "variant.h"
 
 #define N_MAX 67                 /* odd: the vector loops' tails run too */
@@ -134,6 +135,31 @@ static int check_quantize(const pg_variant *v, const pg_variant *r)
     return !memcmp(want, got, sizeof want);
 }
 
+/* dwconv: 7 pixels x 21 channels (a full 16-tile and a masked tail),
+ * stride 2, pixel distance 23, ReLU6 */
+static int check_dwconv(const pg_variant *v, const pg_variant *r)
+{
+    const pg_dwconv_params *p = v->params;
+    if (!p || p->kh < 1 || p->kh > 5 || p->kw < 1 || p->kw > 5)
+        return 0;
+    enum { C = 21, W = 7, PIX = 23, STEP = 2 * PIX };
+    float in[5][(W - 1) * STEP + 5 * PIX], wraw[C * 25], bias[C], w[2 * 26 * 16];
+    float got[W * C], want[W * C];
+    const float *rows[5];
+    for (int i = 0; i < p->kh; i++) {
+        fill(in[i], sizeof in[i] / sizeof(float), 11 + (unsigned)i);
+        rows[i] = in[i];
+    }
+    fill(wraw, C * 25, 9);
+    fill(bias, C, 10);
+    pg_dwconv_pack(C, p->kh, p->kw, wraw, bias, w);
+    pg_dwconv_args a = { rows, w, want, C, W, STEP, PIX, C, 0.0f, 6.0f, PG_DWACT_CLAMP, 0 };
+    r->fn.dwconv(&a);
+    a.out = got;
+    v->fn.dwconv(&a);
+    return close_all(want, got, W * C);
+}
+
 /* v against the family's reference r on the same inputs: 1 agrees, 0 does
  * not, 2 no check for this family here */
 static int check_against(const pg_kernel_family *f, const pg_variant *v, const pg_variant *r)
@@ -175,6 +201,8 @@ static int check_against(const pg_kernel_family *f, const pg_variant *v, const p
         return close_all(want, got, N);
     case PG_KERNEL_FN_sgemm:
         return check_sgemm(v);
+    case PG_KERNEL_FN_dwconv:
+        return check_dwconv(v, r);
     case PG_KERNEL_FN_quantize:
         return check_quantize(v, r);
     case PG_KERNEL_FN_qgemv:

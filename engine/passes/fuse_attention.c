@@ -78,9 +78,12 @@ static int head_split(const pg_graph *g, int t, int p3, int p4, int *src, int no
 }
 
 /* O -> Transpose(0,2,1,3) -> Reshape [B,Sq,H*Dv], each read once: the
- * Reshape's output in *dst. */
-static int head_merge(const pg_graph *g, int o, int *dst, int nodes[2])
+ * Reshape's output in *dst.  A Reshape straight to [B*Sq, H*Dv] (GPT-2's
+ * c_proj takes flattened rows) merges the same way but stays, reading the
+ * fused output: *flat_reshape is then that Reshape's node id (else -1). */
+static int head_merge(const pg_graph *g, int o, int *dst, int nodes[2], int *flat_reshape)
 {
+    *flat_reshape = -1;
     pg_node *tr = pm_sole_consumer(g, o, PG_OP_TRANSPOSE);
     if (!tr || !perm_is(tr, 0, 2, 1, 3))
         return 0;
@@ -88,7 +91,17 @@ static int head_merge(const pg_graph *g, int o, int *dst, int nodes[2])
     if (!rs || rs->inputs[0] != tr->outputs[0])
         return 0;
     const pg_tensor *x = pm_tensor(g, tr->outputs[0]), *y = pm_tensor(g, rs->outputs[0]);
-    if (!x || !y || x->rank != 4 || y->rank != 3 || y->shape[0] != x->shape[0] ||
+    if (!x || !y || x->rank != 4)
+        return 0;
+    if (y->rank == 2 && x->shape[0] >= 0 && x->shape[1] >= 0 &&
+        y->shape[0] == x->shape[0] * x->shape[1] && y->shape[1] == x->shape[2] * x->shape[3]) {
+        *dst = -1;
+        *flat_reshape = rs->id;
+        nodes[0] = tr->id;
+        nodes[1] = -1;
+        return 1;
+    }
+    if (y->rank != 3 || y->shape[0] != x->shape[0] ||
         y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] * x->shape[3])
         return 0;
     *dst = y->id;
@@ -287,9 +300,19 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
         return 0;
     /* the head split of Q, K, V and the merge of O, all or none */
     int xq = -1, xk = -1, xv = -1, y = -1, sq[2] = { 0 }, sk[2] = { 0 }, sv[2] = { 0 }, mo[2] = { 0 };
+    int flat = -1;
     int bshd = head_split(g, Q, 1, 3, &xq, sq) &&
                head_split(g, K, k_transposed ? 3 : 1, k_transposed ? 1 : 3, &xk, sk) &&
-               head_split(g, V, 1, 3, &xv, sv) && head_merge(g, pv->outputs[0], &y, mo);
+               head_split(g, V, 1, 3, &xv, sv) && head_merge(g, pv->outputs[0], &y, mo, &flat);
+    if (bshd && flat >= 0) {
+        /* the fused output: a new [B, Sq, H*Dv] the kept Reshape flattens */
+        const pg_tensor *o4 = g->tensors[pv->outputs[0]];
+        int64_t shp[3] = { o4->shape[0], o4->shape[2], o4->shape[1] * o4->shape[3] };
+        char nm[96];
+        pg_ir_unique_name(g, "attn_rows", nm, sizeof nm);
+        if ((y = pg_ir_add_tensor(g, nm, PG_DTYPE_FLOAT32, 3, shp)) < 0)
+            return -1;
+    }
     /* nodes in data order */
     if (bshd) {
         int *splits[3] = { sq, sk, sv };
@@ -317,7 +340,8 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
     nodes[n++] = pv->id;
     if (bshd) {
         nodes[n++] = mo[0];
-        nodes[n++] = mo[1];
+        if (mo[1] >= 0)
+            nodes[n++] = mo[1];
     }
     int ins[4] = { Q, K, V, mask }, out = pv->outputs[0];
     if (bshd) {
@@ -329,6 +353,8 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
     int64_t H = qt->shape[1];
     int f = pg_pass_fuse(c, g, nodes, n, "FusedAttention", "attn", ins, mask >= 0 ? 4 : 3, &out, 1);
     if (f < 0)
+        return -1;
+    if (flat >= 0 && pg_ir_set_input(g, flat, 0, y))
         return -1;
     pg_node *fn = g->nodes[f];
     pg_ir_set_attr_float(fn, "scale", (float)scale);

@@ -22,7 +22,12 @@
  *      are the old ones (the planner lays them out as views of one block).
  * A missing bias next to present ones becomes zeros.  When an input feeds
  * more than three such products (rare), the first three in node order are
- * taken. */
+ * taken.  One product of [K, Nq+Nk+Nv] read only by a Split of its last
+ * axis into three (GPT-2's c_attn) becomes a QKVMatMul the same way.
+ *
+ * Also in matmul_epilogue_fusion: a FusedMatMul on rows flattened by a
+ * Reshape and unflattened by another (Gemm on [B*S, K]) takes the rows
+ * unflattened, and an activation after it then joins its epilogue. */
 #include <stdio.h>
 #include <string.h>
 
@@ -187,6 +192,73 @@ static int try_gemm(pg_graph *g, pg_pass_ctx *c, pg_node *gm)
     return 1;
 }
 
+/* FusedMatMul(Reshape(X [d0..dr-2, K] -> [M, K]), W) -> Reshape [d0..dr-2, N]
+ * (a Gemm or a Conv1D-style MatMul on the flattened rows, as GPT-2 and the
+ * TorchScript exporter write a Linear) -> FusedMatMul(X, W) with the output
+ * [d0..dr-2, N] straight away: the product reads the same rows either way,
+ * and an activation after the second Reshape can then join the epilogue.
+ * The leading Reshape goes too when only the product reads it. */
+static int try_unflatten(pg_graph *g, pg_pass_ctx *c, pg_node *fm)
+{
+    int64_t K, N;
+    if (fm->n_inputs < 2 || !const_weight(g, fm->inputs[1], &K, &N))
+        return 0;
+    int a = fm->inputs[0];
+    pg_node *r1 = pm_producer(g, a, PG_OP_RESHAPE);
+    pg_node *r2 = pm_sole_consumer(g, fm->outputs[0], PG_OP_RESHAPE);
+    if (!r1 || !r2 || r2->inputs[0] != fm->outputs[0])
+        return 0;
+    const pg_tensor *x = pm_tensor(g, r1->inputs[0]), *at = pm_tensor(g, a),
+                    *y = pm_tensor(g, r2->outputs[0]);
+    if (!x || !at || !y || x->dtype != PG_DTYPE_FLOAT32 || x->rank < 3 || at->rank != 2 ||
+        y->rank != x->rank || x->shape[x->rank - 1] != K || y->shape[y->rank - 1] != N)
+        return 0;
+    int64_t M = 1;
+    for (int d = 0; d < x->rank - 1; d++) {
+        if (x->shape[d] < 0 || x->shape[d] != y->shape[d])
+            return 0;
+        M *= x->shape[d];
+    }
+    if (at->shape[0] != M || at->shape[1] != K)
+        return 0;
+    int nodes[3], n = 0;
+    if (pm_uses(g, a) == 1)
+        nodes[n++] = r1->id;
+    nodes[n++] = fm->id;
+    nodes[n++] = r2->id;
+    char act[32];
+    snprintf(act, sizeof act, "%s", pg_ir_attr_string(fm, "activation", "none"));
+    float alpha = pg_ir_attr_float(fm, "alpha", 1.0f);
+    int ins[3] = { x->id, fm->inputs[1], fm->n_inputs > 2 ? fm->inputs[2] : -1 }, out = y->id;
+    int f = pg_pass_fuse(c, g, nodes, n, "FusedMatMul", "fmm", ins, ins[2] >= 0 ? 3 : 2, &out, 1);
+    if (f < 0)
+        return -1;
+    pg_ir_set_attr_string(g->nodes[f], "activation", act);
+    if (alpha != 1.0f)
+        pg_ir_set_attr_float(g->nodes[f], "alpha", alpha);
+    return 1;
+}
+
+/* FusedMatMul(activation none) -> activation, read only by it: the
+ * activation joins the epilogue (after a Gemm or an unflattened product). */
+static int try_late_act(pg_graph *g, pg_pass_ctx *c, pg_node *fm)
+{
+    if (strcmp(pg_ir_attr_string(fm, "activation", "none"), "none") ||
+        pg_ir_attr_float(fm, "alpha", 1.0f) != 1.0f)
+        return 0;
+    pg_node *an = pm_sole_consumer(g, fm->outputs[0], PG_OP_UNKNOWN);
+    if (!an || an->n_inputs != 1 || !act_name(an))
+        return 0;
+    const char *act = act_name(an);
+    int nodes[2] = { fm->id, an->id }, out = an->outputs[0];
+    int ins[3] = { fm->inputs[0], fm->inputs[1], fm->n_inputs > 2 ? fm->inputs[2] : -1 };
+    int f = pg_pass_fuse(c, g, nodes, 2, "FusedMatMul", "fmm", ins, ins[2] >= 0 ? 3 : 2, &out, 1);
+    if (f < 0)
+        return -1;
+    pg_ir_set_attr_string(g->nodes[f], "activation", act);
+    return 1;
+}
+
 static pg_status run_epilogue(pg_graph *g, pg_pass_ctx *c)
 {
     pg_status st = pg_pass_need_shapes(g, c);
@@ -198,6 +270,20 @@ static pg_status run_epilogue(pg_graph *g, pg_pass_ctx *c)
             return pg_last_status();
     for (int id = 0; id < n0; id++)
         if (g->nodes[id] && g->nodes[id]->op == PG_OP_GEMM && try_gemm(g, c, g->nodes[id]) < 0)
+            return pg_last_status();
+    if ((st = pg_pass_need_shapes(g, c)))
+        return st;
+    n0 = g->n_nodes;
+    for (int id = 0; id < n0; id++)
+        if (g->nodes[id] && g->nodes[id]->op == PG_OP_FUSED_MATMUL &&
+            try_unflatten(g, c, g->nodes[id]) < 0)
+            return pg_last_status();
+    if ((st = pg_pass_need_shapes(g, c)))
+        return st;
+    n0 = g->n_nodes;
+    for (int id = 0; id < n0; id++)
+        if (g->nodes[id] && g->nodes[id]->op == PG_OP_FUSED_MATMUL &&
+            try_late_act(g, c, g->nodes[id]) < 0)
             return pg_last_status();
     return PG_OK;
 }
@@ -300,6 +386,58 @@ static int try_qkv(pg_graph *g, pg_pass_ctx *c, int a)
     return 1;
 }
 
+/* MatMul / FusedMatMul(A, W [K, N]) -> Split(last axis, 3 parts), the
+ * product read only by the Split (GPT-2's c_attn: one Conv1D for Q, K and
+ * V) -> QKVMatMul(A, W, b) with the Split's outputs: no weight copy, and
+ * the three parts come out as separate tensors instead of being cut from
+ * one. */
+static int try_split_qkv(pg_graph *g, pg_pass_ctx *c, pg_node *sp)
+{
+    if (sp->n_outputs != 3)
+        return 0;
+    int y = sp->inputs[0];
+    pg_node *mm = pm_producer(g, y, PG_OP_UNKNOWN);
+    const pg_tensor *yt = pm_tensor(g, y);
+    if (!mm || !yt || (mm->op != PG_OP_MATMUL && mm->op != PG_OP_FUSED_MATMUL) ||
+        pm_uses(g, y) != 1 || yt->rank < 2)
+        return 0;
+    int64_t axis = pg_ir_attr_int(sp, "axis", 0);
+    if (axis != -1 && axis != yt->rank - 1)
+        return 0;
+    proj p;
+    if (!as_proj(g, mm, mm->inputs[0], &p))
+        return 0;
+    int64_t splits[3], sum = 0;
+    for (int i = 0; i < 3; i++) {
+        const pg_tensor *o = pm_tensor(g, sp->outputs[i]);
+        if (!o || o->rank != yt->rank)
+            return 0;
+        for (int d = 0; d < yt->rank - 1; d++)
+            if (o->shape[d] != yt->shape[d])
+                return 0;
+        splits[i] = o->shape[o->rank - 1];
+        if (splits[i] <= 0)
+            return 0;
+        sum += splits[i];
+    }
+    if (sum != p.N)
+        return 0;
+    char act[32];
+    snprintf(act, sizeof act, "%s", pg_ir_attr_string(mm, "activation", "none"));
+    float alpha = pg_ir_attr_float(mm, "alpha", 1.0f);
+    int nodes[2] = { mm->id, sp->id };
+    int outs[3] = { sp->outputs[0], sp->outputs[1], sp->outputs[2] };
+    int ins[3] = { mm->inputs[0], mm->inputs[1], p.bias };
+    int f = pg_pass_fuse(c, g, nodes, 2, "QKVMatMul", "qkv", ins, p.bias >= 0 ? 3 : 2, outs, 3);
+    if (f < 0)
+        return -1;
+    pg_ir_set_attr_ints(g->nodes[f], "splits", splits, 3);
+    pg_ir_set_attr_string(g->nodes[f], "activation", act);
+    if (alpha != 1.0f)
+        pg_ir_set_attr_float(g->nodes[f], "alpha", alpha);
+    return 1;
+}
+
 static pg_status run_qkv(pg_graph *g, pg_pass_ctx *c)
 {
     pg_status st = pg_pass_need_shapes(g, c);
@@ -317,6 +455,10 @@ static pg_status run_qkv(pg_graph *g, pg_pass_ctx *c)
         if (r < 0)
             return pg_last_status();
     }
+    int n0 = g->n_nodes;
+    for (int id = 0; id < n0; id++)
+        if (g->nodes[id] && g->nodes[id]->op == PG_OP_SPLIT && try_split_qkv(g, c, g->nodes[id]) < 0)
+            return pg_last_status();
     return PG_OK;
 }
 

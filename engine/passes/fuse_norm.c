@@ -18,7 +18,9 @@
  * intermediate read only inside the pattern.
  *
  * RMSNorm (LLaMA):  X * Reciprocal(Sqrt(ReduceMean(Pow(X, 2)) + eps)) * w
- * with the same variants (Div by the Sqrt, Mul(x, x)). */
+ * with the same variants (Div by the Sqrt, Mul(x, x)), and Div(1, Sqrt) for
+ * the Reciprocal (torch.rsqrt as the TorchScript exporter writes it); the
+ * scale may multiply from either side. */
 #include <math.h>
 #include <stdio.h>
 
@@ -59,13 +61,18 @@ static int match_tail(const pg_graph *g, int v, chain *ch, double *eps, int *num
     push(ch, sq);
     int s = sq->outputs[0];
     pg_node *div = pm_sole_consumer(g, s, PG_OP_DIV);
-    if (div && div->inputs[1] == s) {
+    pg_node *rec = NULL;
+    if (div && div->inputs[1] == s && pm_const_is(g, div->inputs[0], 1.0, 1e-7) &&
+        pm_same_shape(pm_tensor(g, div->outputs[0]), pm_tensor(g, s))) {
+        rec = div;   /* Div(1, s): a Reciprocal (torch's rsqrt as TorchScript writes it) */
+    } else if (div && div->inputs[1] == s) {
         push(ch, div);
         *num = div->inputs[0];
         *out = div->outputs[0];
         return 1;
+    } else {
+        rec = pm_sole_consumer(g, s, PG_OP_RECIPROCAL);
     }
-    pg_node *rec = pm_sole_consumer(g, s, PG_OP_RECIPROCAL);
     if (!rec)
         return 0;
     pg_node *mul = pm_sole_consumer(g, rec->outputs[0], PG_OP_MUL);
