@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     emb.add_argument("--threads", type=int, default=1, help="engine threads per worker (default 1)")
     emb.add_argument("--batch-size", type=int, default=32)
     emb.add_argument("--chunk-size", type=int, default=512, help="sentences per task")
-    emb.add_argument("--buckets", default=None, help="padded lengths, comma-separated (default 16,32,64,128,256)")
+    emb.add_argument("--buckets", default=None, help="padded lengths, comma-separated (default 16,24,32,48,64,96,128,192,256)")
     emb.add_argument("--model", default=None, help="a folder written by MiniLM.save (default: compiled and cached)")
     args = parser.parse_args(argv)
     if args.command == "embed":
