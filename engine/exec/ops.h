@@ -130,6 +130,17 @@ pg_status pg_exec_logsoftmax(pg_kctx *k);   /* ops_norm2.c */
 pg_status pg_exec_instancenorm(pg_kctx *k);
 pg_status pg_exec_groupnorm(pg_kctx *k);
 pg_status pg_exec_reduce_ext(pg_kctx *k);   /* ReduceMax ReduceMin ReduceProd ReduceL2 (ops_reduce.c) */
+/* quantisation (ops_quant.c): plain C; QuantMatMul binds the int8 GEMM */
+pg_status pg_exec_quantize_linear(pg_kctx *k);
+pg_status pg_exec_dequantize_linear(pg_kctx *k);
+pg_status pg_exec_dynamic_quantize_linear(pg_kctx *k);
+pg_status pg_exec_matmul_integer(pg_kctx *k);
+pg_status pg_exec_qlinear_matmul(pg_kctx *k);
+pg_status pg_exec_quant_matmul(pg_kctx *k);
+pg_status pg_bind_quant_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                               pg_binding *b);
+size_t pg_scratch_quant_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                               int threads, const pg_binding *b);
 /* 1 if a reduction op takes that input dtype (ops_reduce.c). */
 int pg_reduce_dtype_ok(pg_opcode op, pg_dtype dt);
 

@@ -86,5 +86,13 @@ pg_status pg_infer_einsum(pg_infer_ctx *c);
 /* infer_norm2.c: InstanceNormalization, GroupNormalization */
 pg_status pg_infer_instancenorm(pg_infer_ctx *c);
 pg_status pg_infer_groupnorm(pg_infer_ctx *c);
+/* infer_quant.c: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+ * MatMulInteger, QLinearMatMul, QuantMatMul (made by quant_fusion) */
+pg_status pg_infer_quantize_linear(pg_infer_ctx *c);
+pg_status pg_infer_dequantize_linear(pg_infer_ctx *c);
+pg_status pg_infer_dynamic_quantize_linear(pg_infer_ctx *c);
+pg_status pg_infer_matmul_integer(pg_infer_ctx *c);
+pg_status pg_infer_qlinear_matmul(pg_infer_ctx *c);
+pg_status pg_infer_quant_matmul(pg_infer_ctx *c);
 
 #endif /* PG_GRAPH_INFER_H */
