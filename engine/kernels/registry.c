@@ -22,7 +22,6 @@
 #include "gemm_bf16/gemm_bf16.h"
 #include "dwconv/dwconv.h"
 
-#include "dwconv/dwconv.h"
 static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_vadd,
     &pg_kernels_gemv,
@@ -55,8 +54,6 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_dwconv3x3,
     &pg_kernels_dwconv5x5,
 };
-    &pg_kernels_dwconv3x3,
-    &pg_kernels_dwconv5x5,
 
 const pg_kernel_family *const *pg_kernel_families_all(int *count)
 {

@@ -1,0 +1,220 @@
+/* f32_dwconv_avx512f.S - depthwise 3x3 / 5x5 convolution rows, NHWC, zmm.
+ *
+ * void pg_f32_dwconv3x3_avx512f(const pg_dwconv_args *a);   rdi = a
+ * void pg_f32_dwconv5x5_avx512f(const pg_dwconv_args *a);
+ * (dwconv.h: rows @0, w @8, out @16, channels @24, width @32, in_step @40,
+ *  pix @48, out_step @56, lo @64, hi @68, act @72; steps count floats.)
+ *
+ * Channel tiles of 16 (one zmm, the packing group) outside, pixels inside:
+ * a tile's taps stay in registers (zmm6.. for up to 25 taps, zmm31 the
+ * bias) while its row of pixels passes, so each FMA has one memory operand
+ * (the input) and each pixel costs kh*kw FMAs, kh pointer increments and
+ * a store.  One accumulator per pixel: successive pixels are independent,
+ * so out-of-order execution overlaps their FMA chains (about 14 uops per
+ * pixel for 3x3, far inside the reorder window).  The last tile's
+ * channels past C go through the opmask k1: masked FMAs and stores
+ * suppress faults on the lanes they skip, so nothing past the input's or
+ * output's last channel is touched.  Weights are padded to the group, so
+ * their loads are always whole.
+ *
+ * Registers:
+ *   rdi  args                 rsi  in_step bytes       rax  pix bytes
+ *   rbx  3 * pix bytes        rbp  out_step bytes      rcx  pixels left
+ *   rdx  output cursor        r8..r12  row cursors (ky = 0..4)
+ *   r13  this tile's weights  r14  channel offset (bytes)  r15  channels left
+ *   zmm0 accumulator; zmm1, zmm2 lo, hi (clamp) or 0, temp (hardswish);
+ *   zmm3 3.0, zmm4 6.0, zmm5 1/6; zmm6..zmm30 taps; zmm31 bias; k1 lanes.
+ */
+#include "pg_asm.h"
+
+        PG_RODATA
+        .p2align 2
+.Ldw_three:  .float 3.0
+.Ldw_six:    .float 6.0
+.Ldw_sixth:  .float 0.16666667163372040
+
+        .text
+
+/* one kernel row: FMAs of taps w0.. against row cursor \r */
+.macro DW_ROW3 r, w0, w1, w2
+        vfmadd231ps zmm0{k1}, \w0, [\r]
+        vfmadd231ps zmm0{k1}, \w1, [\r + rax]
+        vfmadd231ps zmm0{k1}, \w2, [\r + rax*2]
+.endm
+.macro DW_ROW5 r, w0, w1, w2, w3, w4
+        vfmadd231ps zmm0{k1}, \w0, [\r]
+        vfmadd231ps zmm0{k1}, \w1, [\r + rax]
+        vfmadd231ps zmm0{k1}, \w2, [\r + rax*2]
+        vfmadd231ps zmm0{k1}, \w3, [\r + rbx]
+        vfmadd231ps zmm0{k1}, \w4, [\r + rax*4]
+.endm
+
+.macro DW_TAPS k
+.if \k == 3
+        DW_ROW3 r8, zmm6, zmm7, zmm8
+        DW_ROW3 r9, zmm9, zmm10, zmm11
+        DW_ROW3 r10, zmm12, zmm13, zmm14
+.else
+        DW_ROW5 r8, zmm6, zmm7, zmm8, zmm9, zmm10
+        DW_ROW5 r9, zmm11, zmm12, zmm13, zmm14, zmm15
+        DW_ROW5 r10, zmm16, zmm17, zmm18, zmm19, zmm20
+        DW_ROW5 r11, zmm21, zmm22, zmm23, zmm24, zmm25
+        DW_ROW5 r12, zmm26, zmm27, zmm28, zmm29, zmm30
+.endif
+.endm
+
+/* act: 0 none, 1 clamp, 2 hardswish (same operation order as the C
+ * reference: max(lo, x) then min(hi, .), NaN passes through) */
+.macro DW_ACT act
+.if \act == 1
+        vmaxps  zmm0, zmm1, zmm0
+        vminps  zmm0, zmm2, zmm0
+.elseif \act == 2
+        vaddps  zmm2, zmm0, zmm3
+        vmaxps  zmm2, zmm1, zmm2
+        vminps  zmm2, zmm4, zmm2
+        vmulps  zmm2, zmm2, zmm5
+        vmulps  zmm0, zmm0, zmm2
+.endif
+.endm
+
+/* the pixels of one tile with activation \act */
+.macro DW_PIXELS k, act, lbl
+\lbl:
+        vmovaps zmm0, zmm31
+        DW_TAPS \k
+        DW_ACT  \act
+        vmovups [rdx]{k1}, zmm0
+        add     r8, rsi
+        add     r9, rsi
+        add     r10, rsi
+.if \k == 5
+        add     r11, rsi
+        add     r12, rsi
+.endif
+        add     rdx, rbp
+        dec     rcx
+        jnz     \lbl
+.endm
+
+.macro DW_FUNC name, k
+PG_FUNC(\name)
+        push    rbx
+        push    rbp
+        push    r12
+        push    r13
+        push    r14
+        push    r15
+        mov     rsi, [rdi + 40]
+        shl     rsi, 2
+        mov     rax, [rdi + 48]
+        shl     rax, 2
+        lea     rbx, [rax + rax*2]
+        mov     rbp, [rdi + 56]
+        shl     rbp, 2
+        mov     r13, [rdi + 8]
+        xor     r14d, r14d
+        mov     r15, [rdi + 24]
+        cmp     qword ptr [rdi + 32], 0
+        je      .Ldw\k\()_done
+        cmp     dword ptr [rdi + 72], 2
+        je      1f
+        vbroadcastss zmm1, [rdi + 64]
+        vbroadcastss zmm2, [rdi + 68]
+        jmp     2f
+1:      vpxord  zmm1, zmm1, zmm1
+2:      vbroadcastss zmm3, [rip + .Ldw_three]
+        vbroadcastss zmm4, [rip + .Ldw_six]
+        vbroadcastss zmm5, [rip + .Ldw_sixth]
+
+.Ldw\k\()_tile:
+        test    r15, r15
+        jz      .Ldw\k\()_done
+        /* k1: min(16, channels left) lanes */
+        mov     ecx, 16
+        cmp     r15, 16
+        cmovb   ecx, r15d
+        mov     edx, 1
+        shl     edx, cl
+        dec     edx
+        kmovw   k1, edx
+        /* the tile's bias and taps */
+        vmovups zmm31, [r13]
+        vmovups zmm6, [r13 + 64]
+        vmovups zmm7, [r13 + 128]
+        vmovups zmm8, [r13 + 192]
+        vmovups zmm9, [r13 + 256]
+        vmovups zmm10, [r13 + 320]
+        vmovups zmm11, [r13 + 384]
+        vmovups zmm12, [r13 + 448]
+        vmovups zmm13, [r13 + 512]
+        vmovups zmm14, [r13 + 576]
+.if \k == 5
+        vmovups zmm15, [r13 + 640]
+        vmovups zmm16, [r13 + 704]
+        vmovups zmm17, [r13 + 768]
+        vmovups zmm18, [r13 + 832]
+        vmovups zmm19, [r13 + 896]
+        vmovups zmm20, [r13 + 960]
+        vmovups zmm21, [r13 + 1024]
+        vmovups zmm22, [r13 + 1088]
+        vmovups zmm23, [r13 + 1152]
+        vmovups zmm24, [r13 + 1216]
+        vmovups zmm25, [r13 + 1280]
+        vmovups zmm26, [r13 + 1344]
+        vmovups zmm27, [r13 + 1408]
+        vmovups zmm28, [r13 + 1472]
+        vmovups zmm29, [r13 + 1536]
+        vmovups zmm30, [r13 + 1600]
+.endif
+        /* row cursors and output at this tile's channels */
+        mov     rcx, [rdi]
+        mov     r8, [rcx]
+        add     r8, r14
+        mov     r9, [rcx + 8]
+        add     r9, r14
+        mov     r10, [rcx + 16]
+        add     r10, r14
+.if \k == 5
+        mov     r11, [rcx + 24]
+        add     r11, r14
+        mov     r12, [rcx + 32]
+        add     r12, r14
+.endif
+        mov     rdx, [rdi + 16]
+        add     rdx, r14
+        mov     rcx, [rdi + 32]
+        cmp     dword ptr [rdi + 72], 1
+        je      .Ldw\k\()_clamp
+        ja      .Ldw\k\()_hswish
+        DW_PIXELS \k, 0, .Ldw\k\()_none
+        jmp     .Ldw\k\()_next
+        DW_PIXELS \k, 1, .Ldw\k\()_clamp
+        jmp     .Ldw\k\()_next
+        DW_PIXELS \k, 2, .Ldw\k\()_hswish
+.Ldw\k\()_next:
+        add     r13, 64 * (1 + \k * \k)
+        add     r14, 64
+        cmp     r15, 16
+        jbe     .Ldw\k\()_done
+        sub     r15, 16
+        jmp     .Ldw\k\()_tile
+
+.Ldw\k\()_done:
+        vzeroupper
+        pop     r15
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     rbp
+        pop     rbx
+        ret
+PG_ENDFUNC(\name)
+.endm
+
+        DW_FUNC pg_f32_dwconv3x3_avx512f, 3
+        DW_FUNC pg_f32_dwconv5x5_avx512f, 5
+
+#if defined(__linux__) && defined(__ELF__)
+        .section .note.GNU-stack, "", @progbits
+#endif
