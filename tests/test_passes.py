@@ -728,3 +728,223 @@ def test_cse_keeps_twin_graph_outputs_apart():
     out = m.run({"x": x})
     np.testing.assert_allclose(out["a"], np.exp(x), rtol=1e-6)
     np.testing.assert_allclose(out["b"], np.exp(x), rtol=1e-6)
+
+
+# ---- the exporters' forms (torch.onnx.export, TorchScript and dynamo) ------------------------
+# Each pattern as transformers 5 exports it fuses; a near miss (a wrong constant, axis or shape)
+# stays unfused, and every level gives the same numbers as level 0.
+
+def _exported_attention(guard=0.0, k_form="ts", kscale=None, merge="rows3", B=2, H=3, S=5, D=8):
+    """Q, K, V from [B,S,H*D] projections, each split into heads; Q and K each
+    multiplied by sqrt(1/sqrt(D)) (kscale: K's factor instead, a scalar or an
+    array); K^T as Transpose(0,2,3,1) ("ts") or Reshape/Transpose(0,2,1)/Reshape
+    ("dynamo", or "dynamo_bad": Transpose(1,0,2)); an additive float mask from
+    Where(bool, 0, finfo.min); Softmax; Where(IsNaN(P), guard, P) (guard None:
+    no guard); P.V; the head merge to [B,S,H*D] ("rows3") or [B*S,H*D] ("rows2")."""
+    g = pg.Graph()
+    for n in ("xq", "xk", "xv"):
+        g.add_input(n, (B, S, H * D))
+    g.add_input("keep", (B, 1, 1, S), np.bool_)
+    g.add_node("Where", ["keep", c(g, "zero", [0.0]), c(g, "fmin", [np.finfo(np.float32).min])], ["mask"])
+    hs = c(g, "hs", [B, S, H, D], np.int64)
+    for n in ("q", "k", "v"):
+        g.add_node("Reshape", ["x" + n, hs], [n + "4"])
+    g.add_node("Transpose", ["q4"], ["qh"], perm=[0, 2, 1, 3])
+    g.add_node("Transpose", ["v4"], ["vh"], perm=[0, 2, 1, 3])
+    if k_form == "ts":
+        g.add_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1])
+    else:
+        g.add_node("Transpose", ["k4"], ["kh"], perm=[0, 2, 1, 3])
+        g.add_node("Reshape", ["kh", c(g, "k3", [B * H, S, D], np.int64)], ["k3r"])
+        if k_form == "dynamo":
+            g.add_node("Transpose", ["k3r"], ["k3t"], perm=[0, 2, 1])
+        else:
+            g.add_node("Transpose", ["k3r"], ["k3t"], perm=[1, 0, 2])
+        g.add_node("Reshape", ["k3t", c(g, "k4s", [B, H, D, S], np.int64)], ["kt"])
+    sq = float(D) ** -0.25
+    g.add_node("Mul", ["qh", c(g, "sq", sq)], ["qs"])
+    g.add_node("Mul", ["kt", c(g, "sk", sq if kscale is None else kscale)], ["ks"])
+    g.add_node("MatMul", ["qs", "ks"], ["s"])
+    g.add_node("Add", ["s", "mask"], ["sm"])
+    g.add_node("Softmax", ["sm"], ["p"], axis=-1)
+    pp = "p"
+    if guard is not None:
+        g.add_node("IsNaN", ["p"], ["nan"])
+        g.add_node("Where", ["nan", c(g, "guard", [guard]), "p"], ["pg"])
+        pp = "pg"
+    g.add_node("MatMul", [pp, "vh"], ["o"])
+    g.add_node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3])
+    shape = [B, S, H * D] if merge == "rows3" else [B * S, H * D]
+    g.add_node("Reshape", ["ot", c(g, "ms", shape, np.int64)], ["y"])
+    g.add_output("y")
+    feeds = {n: f32(B, S, H * D) for n in ("xq", "xk", "xv")}
+    keep = np.ones((B, 1, 1, S), np.bool_)
+    keep[1, ..., -2:] = False
+    feeds["keep"] = keep
+    return g, feeds
+
+
+def _attention_ref(feeds, B=2, H=3, S=5, D=8, kscale=None):
+    q, k, v = (feeds[n].astype(np.float64).reshape(B, S, H, D).transpose(0, 2, 1, 3) for n in ("xq", "xk", "xv"))
+    sq = float(D) ** -0.25
+    kt = k.transpose(0, 1, 3, 2) * (sq if kscale is None else np.asarray(kscale, np.float64))
+    s = (q * sq) @ kt + np.where(feeds["keep"], 0.0, np.finfo(np.float32).min)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return (p @ v).transpose(0, 2, 1, 3).reshape(B, S, H * D)
+
+
+@pytest.mark.parametrize("k_form, merge", [("ts", "rows3"), ("dynamo", "rows3"), ("ts", "rows2")])
+def test_exported_attention_fuses_to_bshd(k_form, merge):
+    g, feeds = _exported_attention(k_form=k_form, merge=merge)
+    m = pg.compile(g, level=2)
+    counts = ops_after(m)
+    # the mask's Where stays; with [B*S, H*D] rows one Reshape (a view) flattens the fused output
+    want = {"FusedAttention": 1, "Where": 1}
+    if merge == "rows2":
+        want["Reshape"] = 1
+    assert counts == want, counts
+    node = next(n for n in pass_log(m)[-1].nodes if n.op == "FusedAttention")
+    assert "qkv_layout=bshd" in node.attrs and "nan_to_zero=1" in node.attrs, node.attrs
+    got = float(node.attrs.split("scale=")[1].split()[0])
+    assert abs(got - 8 ** -0.5) < 1e-6, got
+    ref = _attention_ref(feeds)
+    out = m.run(feeds)["y"]
+    np.testing.assert_allclose(out.reshape(ref.shape), ref, rtol=1e-4, atol=1e-5)
+    run_levels(g, feeds)
+
+
+def test_exported_attention_guard_turns_a_fully_masked_row_to_zeros():
+    """Where(IsNaN(P), 0, P) after the softmax, absorbed: a row whose every key
+    is masked with -inf gives zeros, as the unfused graph does."""
+    B, H, S, D = 1, 2, 4, 8
+    g = pg.Graph()
+    for n in ("q", "k", "v"):
+        g.add_input(n, (B, H, S, D))
+    g.add_input("mask", (B, 1, S, S))
+    g.add_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2])
+    g.add_node("MatMul", ["q", "kt"], ["s"])
+    g.add_node("Add", ["s", "mask"], ["sm"])
+    g.add_node("Softmax", ["sm"], ["p"], axis=-1)
+    g.add_node("IsNaN", ["p"], ["nan"])
+    g.add_node("Where", ["nan", c(g, "zero", 0.0), "p"], ["pg"])
+    g.add_node("MatMul", ["pg", "v"], ["o"])
+    g.add_output("o")
+    mask = np.zeros((B, 1, S, S), np.float32)
+    mask[..., 2, :] = -np.inf
+    feeds = {"q": f32(B, H, S, D), "k": f32(B, H, S, D), "v": f32(B, H, S, D), "mask": mask}
+    m = pg.compile(g, level=2)
+    assert ops_after(m) == {"FusedAttention": 1}
+    out = m.run(feeds)["o"]
+    assert np.all(out[:, :, 2] == 0) and np.isfinite(out).all()
+    l0 = pg.compile(g, level=0).run(feeds)["o"]
+    np.testing.assert_allclose(out, l0, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("variant", ["guard_one", "kscale_array", "dynamo_bad_perm"])
+def test_exported_attention_near_misses(variant):
+    """A guard writing 1 instead of 0 is not the exporters' guard: nothing
+    fuses.  K scaled by an array (not a scalar) or a K^T chain with another
+    Transpose: the attention fuses without absorbing them, reading their
+    result as K^T.  Every level agrees with level 0 and numpy."""
+    B, H, S, D = 2, 3, 5, 8
+    kw = {"guard_one": dict(guard=1.0), "kscale_array": dict(kscale=f32(D, S) + 2.0),
+          "dynamo_bad_perm": dict(k_form="dynamo_bad")}[variant]
+    g, feeds = _exported_attention(**kw)
+    counts = ops_after(pg.compile(g, level=2))
+    if variant == "guard_one":
+        assert "FusedAttention" not in counts and counts["Softmax"] == 1, counts
+    else:
+        assert counts["FusedAttention"] == 1, counts
+        node_attrs = [n.attrs for n in pass_log(pg.compile(g, level=2))[-1].nodes if n.op == "FusedAttention"][0]
+        assert "k_transposed=1" in node_attrs and "bshd" not in node_attrs, node_attrs
+        if variant == "kscale_array":
+            assert counts["Mul"] == 1, counts
+            np.testing.assert_allclose(pg.compile(g, level=2).run(feeds)["y"],
+                                       _attention_ref(feeds, kscale=kw["kscale"]), rtol=1e-4, atol=1e-5)
+        else:
+            assert counts["Transpose"] >= 1, counts
+    run_levels(g, feeds)
+
+
+@pytest.mark.parametrize("one, fuses", [(1.0, True), (2.0, False)])
+def test_rmsnorm_torchscript_form(one, fuses):
+    """TorchScript's RMSNorm: Pow/ReduceMean/Add/Sqrt/Div(1, .)/Mul(x, .)/Mul(w, .);
+    a Div of 2 by the root is no reciprocal and stays."""
+    g = pg.Graph()
+    g.add_input("x", (2, 5, 24))
+    g.add_node("Pow", ["x", c(g, "two", 2.0)], ["p"])
+    g.add_node("ReduceMean", ["p"], ["ms"], axes=[-1])
+    g.add_node("Add", ["ms", c(g, "eps", 1e-6)], ["mse"])
+    g.add_node("Sqrt", ["mse"], ["s"])
+    g.add_node("Div", [c(g, "one", one), "s"], ["r"])
+    g.add_node("Mul", ["x", "r"], ["n"])
+    w = f32(24)
+    g.add_node("Mul", [c(g, "w", w), "n"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=2)
+    assert (ops_after(m) == {"RMSNorm": 1}) == fuses, ops_after(m)
+    x = f32(2, 5, 24)
+    ref = one * x / np.sqrt((x.astype(np.float64) ** 2).mean(-1, keepdims=True) + 1e-6) * w
+    np.testing.assert_allclose(m.run({"x": x})["y"], ref, rtol=1e-4, atol=1e-5)
+    run_levels(g, {"x": x})
+
+
+@pytest.mark.parametrize("axis, extra_reader, fuses", [(-1, False, True), (2, False, True), (1, False, False),
+                                                       (-1, True, False)])
+def test_split_of_one_product_becomes_qkv(axis, extra_reader, fuses):
+    """GPT-2's c_attn: one product + bias, Split of the last axis into three ->
+    QKVMatMul; a Split of another axis, or a product read elsewhere too, stays."""
+    g = pg.Graph()
+    g.add_input("x", (2, 6, 16))
+    w, b = f32(16, 48), f32(48)
+    g.add_node("MatMul", ["x", c(g, "w", w)], ["z"])
+    g.add_node("Add", ["z", c(g, "b", b)], ["zb"])
+    sizes = [16, 16, 16] if axis in (-1, 2) else [2, 2, 2]
+    if axis == 1:
+        sizes = [1, 2, 3]
+    g.add_node("Split", ["zb", c(g, "sp", sizes, np.int64)], ["q", "k", "v"], axis=axis)
+    outs = ["q", "k", "v"]
+    if extra_reader:
+        g.add_node("Relu", ["zb"], ["r"])
+        outs.append("r")
+    for o in outs:
+        g.add_output(o)
+    m = pg.compile(g, level=3)
+    counts = ops_after(m)
+    assert (counts.get("QKVMatMul", 0) == 1 and "Split" not in counts) == fuses, counts
+    x = f32(2, 6, 16)
+    ref = x.astype(np.float64) @ w + b
+    got = m.run({"x": x})
+    for o, part in zip(("q", "k", "v"), np.split(ref, np.cumsum(sizes)[:-1], axis=axis)):
+        np.testing.assert_allclose(got[o], part, rtol=1e-4, atol=1e-4)
+    run_levels(g, {"x": x})
+
+
+@pytest.mark.parametrize("out_shape, fuses", [((2, 6, 24), True), ((6, 2, 24), False)])
+def test_gemm_on_flattened_rows_takes_them_unflattened(out_shape, fuses):
+    """Reshape [B,S,K] -> [B*S,K] -> Gemm -> Reshape [B,S,N] -> Gelu (TorchScript's
+    Linear, GPT-2's Conv1D): one FusedMatMul on the rows with the GELU in its
+    epilogue.  Unflattened to another shape ([S,B,N]) it stays a 2-D product
+    with its Reshapes, and the Gelu is left alone."""
+    g = pg.Graph()
+    g.add_input("x", (2, 6, 16))
+    w, b = f32(16, 24), f32(24)
+    g.add_node("Reshape", ["x", c(g, "flat", [12, 16], np.int64)], ["x2"])
+    g.add_node("Gemm", ["x2", c(g, "w", w), c(g, "b", b)], ["z2"])
+    g.add_node("Reshape", ["z2", c(g, "back", list(out_shape), np.int64)], ["z"])
+    g.add_node("Gelu", ["z"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=3)
+    counts = ops_after(m)
+    assert (counts == {"FusedMatMul": 1}) == fuses, counts
+    if fuses:
+        assert "activation=gelu" in pass_log(m)[-1].nodes[0].attrs
+    else:
+        assert counts["Gelu"] == 1 and counts["Reshape"] == 2, counts
+    x = f32(2, 6, 16)
+    z = (x.reshape(12, 16).astype(np.float64) @ w + b).reshape(out_shape)
+    from math import erf
+    ref = 0.5 * z * (1 + np.vectorize(erf)(z / math.sqrt(2)))
+    np.testing.assert_allclose(m.run({"x": x})["y"], ref, rtol=1e-4, atol=1e-4)
+    run_levels(g, {"x": x})
