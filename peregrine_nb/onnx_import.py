@@ -155,6 +155,11 @@ def _opset(model) -> int:
     raise FormatError("the model imports no version of the default ONNX opset")
 
 
+# ops implemented at versions older than opset 13 resolves to: the oldest
+# version accepted (Upsample, deprecated at 10, runs as asymmetric Resize)
+_OLDEST = {"Upsample": 7}
+
+
 def _first_version(op: str) -> int:
     """since_version of op as opset 13 resolves it."""
     from onnx import defs
@@ -332,7 +337,7 @@ class _Parsed:
         # the version this node resolves to must be one that opset 13 or a
         # later opset resolves to (older versions had other semantics), and
         # not newer than the one implemented here
-        if since > SUPPORTED_OPS[op] or since < _first_version(op):
+        if since > SUPPORTED_OPS[op] or since < _OLDEST.get(op, _first_version(op)):
             self._unsupported_op(f"{op} (version {since})", name)
             return
         desc = f"node {name!r} ({op})"
@@ -425,6 +430,13 @@ class _Parsed:
         self._noop[name] = int(attrs.pop("noop_with_empty_axes", 0))
         self._emit(op, name, inputs, outputs, attrs)
         return None
+
+    def _op_Upsample(self, name, inputs, outputs, attrs):
+        # version 7 gave the scales as an attribute, 9 as an input
+        scales = attrs.pop("scales", None)
+        if scales is not None:
+            inputs = [inputs[0], self._const(name + "_scales", np.asarray(scales, np.float32))]
+        self._emit("Upsample", name, inputs, outputs, attrs)
 
     def _op_Split(self, name, inputs, outputs, attrs):
         attrs.pop("num_outputs", None)

@@ -130,6 +130,15 @@ pg_status pg_exec_logsoftmax(pg_kctx *k);   /* ops_norm2.c */
 pg_status pg_exec_instancenorm(pg_kctx *k);
 pg_status pg_exec_groupnorm(pg_kctx *k);
 pg_status pg_exec_reduce_ext(pg_kctx *k);   /* ReduceMax ReduceMin ReduceProd ReduceL2 (ops_reduce.c) */
+/* CNN ops, NCHW, plain C (exec/cnn.h has the shared window geometry) */
+pg_status pg_exec_conv(pg_kctx *k);           /* ops_conv.c */
+pg_status pg_exec_conv_transpose(pg_kctx *k);
+pg_status pg_exec_pool(pg_kctx *k);           /* MaxPool AveragePool (ops_pool.c) */
+pg_status pg_exec_global_pool(pg_kctx *k);    /* GlobalAveragePool GlobalMaxPool */
+pg_status pg_exec_resize(pg_kctx *k);         /* Resize Upsample (ops_resize.c) */
+pg_status pg_exec_batchnorm(pg_kctx *k);      /* ops_cnn_misc.c */
+pg_status pg_exec_prelu(pg_kctx *k);
+pg_status pg_exec_depth_space(pg_kctx *k);    /* DepthToSpace SpaceToDepth */
 /* quantisation (ops_quant.c): plain C; QuantMatMul binds the int8 GEMM */
 pg_status pg_exec_quantize_linear(pg_kctx *k);
 pg_status pg_exec_dequantize_linear(pg_kctx *k);

@@ -86,6 +86,15 @@ pg_status pg_infer_einsum(pg_infer_ctx *c);
 /* infer_norm2.c: InstanceNormalization, GroupNormalization */
 pg_status pg_infer_instancenorm(pg_infer_ctx *c);
 pg_status pg_infer_groupnorm(pg_infer_ctx *c);
+/* infer_conv.c: the CNN ops (NCHW) */
+pg_status pg_infer_conv(pg_infer_ctx *c);
+pg_status pg_infer_conv_transpose(pg_infer_ctx *c);
+pg_status pg_infer_pool(pg_infer_ctx *c);          /* MaxPool AveragePool */
+pg_status pg_infer_global_pool(pg_infer_ctx *c);   /* GlobalAveragePool GlobalMaxPool */
+pg_status pg_infer_batchnorm(pg_infer_ctx *c);
+pg_status pg_infer_resize(pg_infer_ctx *c);        /* Resize Upsample */
+pg_status pg_infer_prelu(pg_infer_ctx *c);
+pg_status pg_infer_depth_space(pg_infer_ctx *c);   /* DepthToSpace SpaceToDepth */
 /* infer_quant.c: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
  * MatMulInteger, QLinearMatMul, QuantMatMul (made by quant_fusion) */
 pg_status pg_infer_quantize_linear(pg_infer_ctx *c);
