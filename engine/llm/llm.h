@@ -30,6 +30,9 @@ enum llm_kernel_role {
     LLM_K_QUANTIZE_Q8_0, LLM_K_QUANTIZE_Q8_1, LLM_K_SILU, LLM_K_VADD, LLM_K_VMUL, LLM_K_SOFTMAX,
     LLM_K_QGEMV_Q4_0, LLM_K_QGEMV_Q4_1, LLM_K_QGEMV_Q8_0,
     LLM_K_QGEMM_Q4_0, LLM_K_QGEMM_Q4_1, LLM_K_QGEMM_Q8_0,
+    LLM_K_QUANTIZE_Q8_K,           /* the k-quants' activations, and their and f16 / bf16's */
+    LLM_K_QGEMV_Q4_K, LLM_K_QGEMV_Q5_K, LLM_K_QGEMV_Q6_K, LLM_K_QGEMV_F16, LLM_K_QGEMV_BF16,
+    LLM_K_QGEMM_Q4_K, LLM_K_QGEMM_Q5_K, LLM_K_QGEMM_Q6_K, LLM_K_QGEMM_F16, LLM_K_QGEMM_BF16,
     LLM_K_GELU_TANH, LLM_K_TANH,   /* gemma's GELU FFN, gemma2's soft-capping */
     LLM_K_COUNT
 };
@@ -46,7 +49,11 @@ typedef struct llm_weight {
 
 typedef struct llm_layer {
     const float *attn_norm, *ffn_norm;
-    llm_weight wq, wk, wv, wo, gate, up, down;
+    const float *attn_post_norm, *ffn_post_norm;  /* gemma2 (NULL: none) */
+    const float *q_norm, *k_norm;                 /* qwen3: per head, head_dim wide */
+    const float *bq, *bk, *bv;                    /* qwen2: Q/K/V biases (NULL: none) */
+    int swa;                                      /* windowed attention in this layer */
+    llm_weight wq, wk, wv, wo, gate, up, down;    /* phi3's fused qkv / gate_up: row views */
 } llm_layer;
 
 typedef enum llm_step_kind {
@@ -58,7 +65,11 @@ typedef enum llm_step_kind {
     LLM_ATTENTION,    /* causal GQA over the cache -> out */
     LLM_ADD,          /* out += in (the residual) */
     LLM_SWIGLU,       /* out = silu(out) * in */
-    LLM_HEAD          /* logits of the selected rows (tied embedding) */
+    LLM_HEAD,         /* logits of the selected rows (tied embedding) */
+    LLM_SCALE,        /* out *= the constant row `gamma` (gemma's embedding scale) */
+    LLM_BIAS,         /* out[row] += gamma (qwen2's Q/K/V biases) */
+    LLM_HEADNORM,     /* rmsnorm of every head of out, gamma head_dim wide (qwen3) */
+    LLM_GEGLU         /* out = gelu_tanh(out) * in (gemma) */
 } llm_step_kind;
 
 typedef struct llm_step {
@@ -72,9 +83,27 @@ typedef struct llm_step {
     size_t cols;
 } llm_step;
 
+typedef enum llm_arch {
+    LLM_ARCH_LLAMA, LLM_ARCH_QWEN2, LLM_ARCH_QWEN3, LLM_ARCH_GEMMA, LLM_ARCH_GEMMA2,
+    LLM_ARCH_PHI3
+} llm_arch;
+
 typedef struct llm_hparams {
     int n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab, n_ctx_train;
     float rope_base, norm_eps;
+    /* per architecture (llm_load.c's table and the file's keys) */
+    llm_arch arch;
+    const char *arch_name;
+    int q_dim, kv_dim;           /* n_head * head_dim, n_head_kv * head_dim */
+    int n_rot;                   /* rotated dims of each head (partial RoPE: < head_dim) */
+    int rope_neox;               /* pairs (i, i + n_rot/2), else (2i, 2i+1) */
+    float rope_freq_scale;       /* linear RoPE scaling: 1 / factor */
+    float q_scale;               /* Q *= q_scale before attention (0: none) */
+    float kq_scale;              /* softmax(kq_scale * q.k) */
+    float attn_softcap, final_softcap;  /* gemma2 (0: none) */
+    int n_swa;                   /* sliding window of the layers that have one (0: none) */
+    int ffn_gelu;                /* GELU-tanh gate (gemma), else SiLU */
+    float embd_scale;            /* token embeddings times this (0: none) */
 } llm_hparams;
 
 struct pg_llm {
@@ -96,9 +125,12 @@ struct pg_llm {
     void *act;                   /* quantised activations, max_batch rows of n_ff */
     float *logits;               /* n_vocab: the last position's */
     float *k_cache, *v_cache;    /* [layer][pos][n_head_kv * head_dim] */
-    float *rope_cos, *rope_sin;  /* [pos][head_dim / 2] */
+    float *rope_cos, *rope_sin;  /* [pos][n_rot / 2] */
+    const float *rope_freqs;     /* rope_freqs.weight (Llama 3): n_rot / 2 divisors, or NULL */
+    float *embd_scale;           /* n_embd copies of hp.embd_scale (LLM_SCALE) */
+    float *cap_inv, *cap;        /* n_vocab copies of 1 / final_softcap and final_softcap */
     float *scores;               /* per head: n_ctx floats */
-    float *att_acc;              /* per head: 64 x 64 floats (llm_attention.c) */
+    float *att_acc;              /* per head: 64 x head_dim floats (llm_attention.c) */
     int32_t *ids;                /* the current batch's token ids */
 
     llm_step *steps;
@@ -123,6 +155,13 @@ void llm_bind(pg_llm *m);
 int llm_gemv_role(int wtype);
 int llm_gemm_role(int wtype);
 
+/* llm_arch.c: the architecture's hyper-parameters and tensors; llm_load.c's
+ * checked matrix view, which it reads them with. */
+pg_status llm_read_hparams(pg_llm *m);
+pg_status llm_read_weights(pg_llm *m);
+pg_status llm_get_matrix(pg_llm *m, const char *name, int64_t K, int64_t N, int optional,
+                         llm_weight *w);
+
 /* llm_plan.c */
 pg_status llm_plan(pg_llm *m);
 
@@ -130,6 +169,15 @@ pg_status llm_plan(pg_llm *m);
  * holds M rows of W->K elements quantised as W->act_type.  Threaded over
  * blocks of rows of W; the decode (M = 1) and prefill (M > 1) forms. */
 void llm_quantize_rows(const pg_llm *m, int act_type, size_t M, size_t K, const float *x, void *act);
+/* A weight tensor the decoder can run: its type has qgemv / qgemm families
+ * and K fits their block (else PG_ERR_UNSUPPORTED naming the tensor and the
+ * type), its block scales (or f16 / bf16 values) are finite (else
+ * PG_ERR_FORMAT); *act_type: the activations its products take. */
+pg_status llm_weight_accept(const char *name, int type, size_t K, size_t N, const uint8_t *data,
+                            int *act_type);
+/* Bytes of one activation row of K for the widest activation type m's
+ * weights take (the arena's act buffer holds max_batch of them). */
+size_t llm_act_row_bytes_max(const pg_llm *m, size_t K);
 size_t llm_act_row_bytes(int act_type, size_t K);
 void llm_matmul(const pg_llm *m, const llm_weight *W, size_t M, const void *act, float *out,
                 size_t ldo);

@@ -1,16 +1,21 @@
 /* llm_attention.c - RoPE, the KV cache and grouped-query attention.
  *
- * RoPE is ggml's "normal" mode (LLAMA_ROPE_TYPE_NORM), the one llama.cpp
- * uses for the llama architecture: adjacent pairs (x[2i], x[2i+1]) of each
- * head rotate by pos * base^(-2i/d).  The GGUF converter permuted the Q and
- * K weight rows so that this pairing equals the Hugging Face "rotate half"
- * form of the original checkpoint; the rows are used as stored.  The angle
- * table is built at load the way ggml builds its cache (theta starts at pos
- * and is multiplied by base^(-2/d) per pair, in float), so the rotations are
- * the same numbers llama.cpp uses.
+ * RoPE in ggml's two orderings, as llama.cpp picks them per architecture:
+ * "normal" (llama: adjacent pairs (x[2i], x[2i+1]) of each head; the GGUF
+ * converter permuted the Q and K rows so that this equals the checkpoint's
+ * rotate-half form) and "NeoX" (qwen2/3, gemma, phi3: pairs (x[i],
+ * x[i + n_rot/2])).  Only the first n_rot dims of a head rotate (partial
+ * rotary); pair i turns by pos * base^(-2i/n_rot), divided by Llama 3's
+ * rope_freqs[i] where the file has them and times the linear scaling's
+ * 1/factor.  The angle table is built at load the way ggml builds its cache
+ * (theta starts at pos and is multiplied by base^(-2/n_rot) per pair, in
+ * float), so the rotations are the same numbers llama.cpp uses.
  *
- * Query head h reads KV head h / (n_head / n_head_kv) (ggml's broadcast).
- * Keys and values are kept in f32, [layer][pos][n_head_kv * head_dim]. */
+ * Query head h reads KV head h / (n_head / n_head_kv) (ggml's broadcast;
+ * n_head_kv = 1 is MQA).  Keys and values are kept in f32,
+ * [layer][pos][n_head_kv * head_dim].  A windowed layer (gemma2's even
+ * layers, phi3's) lets the query at p see keys p - n_swa < j <= p; gemma2's
+ * scores are capped to c tanh(s / c) before the softmax. */
 #include <math.h>
 #include <string.h>
 
@@ -20,26 +25,34 @@
 
 void llm_rope_table(pg_llm *m)
 {
-    int half = m->hp.head_dim / 2;
-    float theta_scale = powf(m->hp.rope_base, -2.0f / (float)m->hp.head_dim);
+    const llm_hparams *hp = &m->hp;
+    int half = hp->n_rot / 2;
+    float theta_scale = powf(hp->rope_base, -2.0f / (float)hp->n_rot);
     for (int p = 0; p < m->n_ctx; p++) {
         float theta = (float)p;
         for (int i = 0; i < half; i++) {
-            m->rope_cos[(size_t)p * half + i] = cosf(theta);
-            m->rope_sin[(size_t)p * half + i] = sinf(theta);
+            float ff = m->rope_freqs ? m->rope_freqs[i] : 1.0f;
+            float t = hp->rope_freq_scale * (theta / ff);
+            m->rope_cos[(size_t)p * half + i] = cosf(t);
+            m->rope_sin[(size_t)p * half + i] = sinf(t);
             theta *= theta_scale;
         }
     }
 }
 
-static void rope_row(float *x, int heads, int hd, const float *c, const float *s)
+/* Rotates the first n_rot dims of every head of x (heads of hd). */
+static void rope_row(float *x, int heads, int hd, int n_rot, int neox, const float *c,
+                     const float *s)
 {
+    int half = n_rot / 2;
+    size_t step = neox ? (size_t)half : 1, stride = neox ? 1 : 2;
     for (int h = 0; h < heads; h++) {
         float *v = x + (size_t)h * hd;
-        for (int i = 0; i < hd / 2; i++) {
-            float x0 = v[2 * i], x1 = v[2 * i + 1];
-            v[2 * i] = x0 * c[i] - x1 * s[i];
-            v[2 * i + 1] = x0 * s[i] + x1 * c[i];
+        for (int i = 0; i < half; i++) {
+            float *a = v + (size_t)i * stride, *b = a + step;
+            float x0 = *a, x1 = *b;
+            *a = x0 * c[i] - x1 * s[i];
+            *b = x0 * s[i] + x1 * c[i];
         }
     }
 }
@@ -72,21 +85,32 @@ static void round_f16(float *dst, const float *src, size_t n)
         dst[i] = round_f16_1(src[i]);
 }
 
+/* Q times q_scale (gemma, phi3: after RoPE, in f32, as llama.cpp scales Q),
+ * then rounded to f16 as the K.Q product sees it. */
+static void scale_round_f16(float *x, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = round_f16_1(x[i] * scale);
+}
+
 void llm_rope_store(pg_llm *m, int layer)
 {
     const llm_hparams *hp = &m->hp;
-    size_t qd = (size_t)hp->n_head * hp->head_dim, kd = (size_t)hp->n_head_kv * hp->head_dim;
-    int half = hp->head_dim / 2;
+    size_t qd = (size_t)hp->q_dim, kd = (size_t)hp->kv_dim;
+    int half = hp->n_rot / 2;
     float *kc = m->k_cache + (size_t)layer * m->n_ctx * kd;
     float *vc = m->v_cache + (size_t)layer * m->n_ctx * kd;
     for (int i = 0; i < m->run_n; i++) {
         size_t pos = (size_t)(m->run_pos + i);
         const float *c = m->rope_cos + pos * half, *s = m->rope_sin + pos * half;
-        rope_row(m->q + i * qd, hp->n_head, hp->head_dim, c, s);
-        rope_row(m->k + i * kd, hp->n_head_kv, hp->head_dim, c, s);
+        rope_row(m->q + i * qd, hp->n_head, hp->head_dim, hp->n_rot, hp->rope_neox, c, s);
+        rope_row(m->k + i * kd, hp->n_head_kv, hp->head_dim, hp->n_rot, hp->rope_neox, c, s);
         round_f16(kc + pos * kd, m->k + i * kd, kd);
         round_f16(vc + pos * kd, m->v + i * kd, kd);
-        round_f16(m->q + i * qd, m->q + i * qd, qd);
+        if (hp->q_scale != 0.0f)
+            scale_round_f16(m->q + i * qd, qd, hp->q_scale);
+        else
+            round_f16(m->q + i * qd, m->q + i * qd, qd);
     }
 }
 
@@ -94,8 +118,12 @@ typedef struct att_ctx {
     pg_llm *m;
     const float *kc, *vc;
     pg_f32_softmax_fn softmax;
-    float *acc;              /* per head: 64 x 64 accumulator lanes */
+    pg_f32_unary_fn tanh;
+    int swa;
+    float *acc;              /* per head: 64 x head_dim accumulator lanes */
 } att_ctx;
+
+#define MAX_HD 256           /* llm_arch.c refuses wider heads */
 
 /* The two attention products in the order ggml's CPU backend sums them
  * (ggml_vec_dot_f16 built for AVX-512: four accumulators of 16 lanes over
@@ -103,7 +131,7 @@ typedef struct att_ctx {
  * a tail past the last full step added one by one in double).  Every
  * operand is an f16 value here, so each product is exact in f32 and only
  * the order of the additions can differ: keeping ggml's order keeps the
- * scores and the head outputs bit-equal to llama.cpp's.  The lane loops
+ * scores and the head outputs on llama.cpp's numbers.  The lane loops
  * are plain elementwise C the compiler vectorises. */
 static float fold16(const float *s)
 {
@@ -115,54 +143,67 @@ static float fold16(const float *s)
     return (t4[0] + t4[1]) + (t4[2] + t4[3]);
 }
 
-/* q . k over one head of 64 (one full step). */
-static float dot64_ggml(const float *q, const float *k)
-{
-    float s[16];
-    for (int l = 0; l < 16; l++)
-        s[l] = (q[l] * k[l] + q[l + 32] * k[l + 32]) + (q[l + 16] * k[l + 16] + q[l + 48] * k[l + 48]);
-    return fold16(s);
-}
-
-/* out[d] = sum_j p[j] v[j * ldv + d], d < 64: acc holds, per lane, the 64
- * outputs (acc[(16 a + l) * 64 + d], accumulator a, lane l); every loop
- * runs over d, so it vectorises, and the folds follow ggml's order. */
-static void pv_ggml(int n, const float *p, const float *v, size_t ldv, float *acc, float *out)
+/* q . k over one head of n (16 <= n <= MAX_HD). */
+static float dot_ggml(int n, const float *q, const float *k)
 {
     int np = n & ~63;
-    double sum[64];
-    for (int d = 0; d < 64; d++)
+    double sum = 0.0;
+    if (np) {
+        float acc[64], s[16];
+        for (int l = 0; l < 64; l++)
+            acc[l] = q[l] * k[l];
+        for (int j0 = 64; j0 < np; j0 += 64)
+            for (int l = 0; l < 64; l++)
+                acc[l] += q[j0 + l] * k[j0 + l];
+        for (int l = 0; l < 16; l++)
+            s[l] = (acc[l] + acc[l + 32]) + (acc[l + 16] + acc[l + 48]);
+        sum = fold16(s);
+    }
+    for (int j = np; j < n; j++)
+        sum += (double)(q[j] * k[j]);
+    return (float)sum;
+}
+
+/* out[d] = sum_j p[j] v[j * ldv + d], d < hd: acc holds, per lane, the hd
+ * outputs (acc[(16 a + l) * hd + d], accumulator a, lane l); every loop
+ * runs over d, so it vectorises, and the folds follow ggml's order. */
+static void pv_ggml(int n, int hd, const float *p, const float *v, size_t ldv, float *acc,
+                    float *out)
+{
+    int np = n & ~63;
+    double sum[MAX_HD];
+    for (int d = 0; d < hd; d++)
         sum[d] = 0.0;
     if (np) {
         for (int r = 0; r < 64; r++)
-            for (int d = 0; d < 64; d++)
-                acc[r * 64 + d] = v[(size_t)r * ldv + d] * p[r];
+            for (int d = 0; d < hd; d++)
+                acc[r * hd + d] = v[(size_t)r * ldv + d] * p[r];
         for (int j0 = 64; j0 < np; j0 += 64)
             for (int r = 0; r < 64; r++) {
                 const float *vr = v + (size_t)(j0 + r) * ldv;
                 float pr = p[j0 + r];
-                float *a = acc + r * 64;
-                for (int d = 0; d < 64; d++)
+                float *a = acc + r * hd;
+                for (int d = 0; d < hd; d++)
                     a[d] += vr[d] * pr;
             }
-        float s[16][64];
+        float s[16][MAX_HD];
         for (int l = 0; l < 16; l++)
-            for (int d = 0; d < 64; d++)
-                s[l][d] = (acc[l * 64 + d] + acc[(l + 32) * 64 + d]) +
-                          (acc[(l + 16) * 64 + d] + acc[(l + 48) * 64 + d]);
+            for (int d = 0; d < hd; d++)
+                s[l][d] = (acc[l * hd + d] + acc[(l + 32) * hd + d]) +
+                          (acc[(l + 16) * hd + d] + acc[(l + 48) * hd + d]);
         for (int l = 0; l < 8; l++)
-            for (int d = 0; d < 64; d++)
+            for (int d = 0; d < hd; d++)
                 s[l][d] += s[l + 8][d];
         for (int l = 0; l < 4; l++)
-            for (int d = 0; d < 64; d++)
+            for (int d = 0; d < hd; d++)
                 s[l][d] += s[l + 4][d];
-        for (int d = 0; d < 64; d++)
+        for (int d = 0; d < hd; d++)
             sum[d] = (s[0][d] + s[1][d]) + (s[2][d] + s[3][d]);
     }
     for (int j = np; j < n; j++)
-        for (int d = 0; d < 64; d++)
+        for (int d = 0; d < hd; d++)
             sum[d] += (double)(v[(size_t)j * ldv + d] * p[j]);
-    for (int d = 0; d < 64; d++)
+    for (int d = 0; d < hd; d++)
         out[d] = (float)sum[d];
 }
 
@@ -173,27 +214,39 @@ static void att_task(void *p, size_t h)
     pg_llm *m = c->m;
     const llm_hparams *hp = &m->hp;
     int hd = hp->head_dim;
-    size_t qd = (size_t)hp->n_head * hd, kd = (size_t)hp->n_head_kv * hd;
+    size_t qd = (size_t)hp->q_dim, kd = (size_t)hp->kv_dim;
     size_t kvh = h / (size_t)(hp->n_head / hp->n_head_kv);
     float *sc = m->scores + h * (size_t)m->n_ctx;
-    float scale = 1.0f / sqrtf((float)hd);
+    float cap = hp->attn_softcap, inv_cap = cap != 0.0f ? 1.0f / cap : 0.0f;
+    float scale = cap != 0.0f ? cap * hp->kq_scale : hp->kq_scale;
     for (int i = 0; i < m->run_n; i++) {
         int n_kv = m->run_pos + i + 1;
+        int j0 = c->swa && n_kv > hp->n_swa ? n_kv - hp->n_swa : 0;
         const float *q = m->q + i * qd + h * hd;
-        for (int j = 0; j < n_kv; j++)
-            sc[j] = dot64_ggml(q, c->kc + (size_t)j * kd + kvh * hd);
+        if (cap != 0.0f) {
+            /* ggml: s / c, tanh, then c * (the softmax's scale) */
+            for (int j = j0; j < n_kv; j++)
+                sc[j] = dot_ggml(hd, q, c->kc + (size_t)j * kd + kvh * hd) * inv_cap;
+            c->tanh((size_t)(n_kv - j0), sc + j0, sc + j0);
+        } else {
+            for (int j = j0; j < n_kv; j++)
+                sc[j] = dot_ggml(hd, q, c->kc + (size_t)j * kd + kvh * hd);
+        }
+        for (int j = 0; j < j0; j++)
+            sc[j] = -INFINITY;   /* outside the window: exp gives 0, as ggml's mask */
         c->softmax((size_t)n_kv, sc, scale, NULL, sc);
         round_f16(sc, sc, (size_t)n_kv);
-        pv_ggml(n_kv, sc, c->vc + kvh * hd, kd, c->acc + h * 64 * 64,
+        pv_ggml(n_kv, hd, sc, c->vc + kvh * hd, kd, c->acc + h * 64 * (size_t)hd,
                 m->att + i * qd + h * hd);
     }
 }
 
 void llm_attention(pg_llm *m, int layer)
 {
-    size_t kd = (size_t)m->hp.n_head_kv * m->hp.head_dim;
+    size_t kd = (size_t)m->hp.kv_dim;
     att_ctx c = { m, m->k_cache + (size_t)layer * m->n_ctx * kd,
                   m->v_cache + (size_t)layer * m->n_ctx * kd,
-                  m->kern[LLM_K_SOFTMAX]->fn.softmax, m->att_acc };
+                  m->kern[LLM_K_SOFTMAX]->fn.softmax, m->kern[LLM_K_TANH]->fn.unary,
+                  m->layers[layer].swa, m->att_acc };
     pg_parallel_for((size_t)m->hp.n_head, att_task, &c, m->threads);
 }

@@ -43,6 +43,7 @@ static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_v
                      pg_f32_vmul_fn vmul)
 {
     size_t n = (size_t)m->run_n;
+    const llm_hparams *hp = &m->hp;
     switch (s->kind) {
     case LLM_EMBED:
         for (size_t i = 0; i < n; i++)
@@ -51,7 +52,7 @@ static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_v
         break;
     case LLM_RMSNORM:
         for (size_t i = 0; i < n; i++)
-            rmsnorm_row(s->cols, s->in + i * s->cols, s->gamma, m->hp.norm_eps,
+            rmsnorm_row(s->cols, s->in + i * s->cols, s->gamma, hp->norm_eps,
                         s->out + i * s->cols);
         break;
     case LLM_QUANT:
@@ -79,6 +80,37 @@ static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_v
         size_t r0 = (size_t)m->run_head_row0;
         llm_quantize_rows(m, s->act_type, n - r0, s->cols, s->in + r0 * s->cols, s->act);
         llm_matmul(m, s->w, n - r0, s->act, m->run_logits, s->w->N);
+        if (hp->final_softcap != 0.0f) {
+            /* gemma2: c tanh(logit / c), in ggml's three roundings */
+            pg_f32_unary_fn tanh_fn = m->kern[LLM_K_TANH]->fn.unary;
+            size_t V = s->w->N;
+            for (size_t r = 0; r < n - r0; r++) {
+                float *row = m->run_logits + r * V;
+                vmul(V, row, m->cap_inv, row);
+                tanh_fn(V, row, row);
+                vmul(V, row, m->cap, row);
+            }
+        }
+        break;
+    }
+    case LLM_SCALE:
+        for (size_t i = 0; i < n; i++)
+            vmul(s->cols, s->out + i * s->cols, s->gamma, s->out + i * s->cols);
+        break;
+    case LLM_BIAS:
+        for (size_t i = 0; i < n; i++)
+            vadd(s->cols, s->out + i * s->cols, s->gamma, s->out + i * s->cols);
+        break;
+    case LLM_HEADNORM: {
+        size_t hd = (size_t)hp->head_dim;
+        for (size_t i = 0; i < n * s->cols; i += hd)
+            rmsnorm_row(hd, s->out + i, s->gamma, hp->norm_eps, s->out + i);
+        break;
+    }
+    case LLM_GEGLU: {
+        pg_f32_unary_fn gelu = m->kern[LLM_K_GELU_TANH]->fn.unary;
+        gelu(n * s->cols, s->out, s->out);
+        vmul(n * s->cols, s->out, s->in, s->out);
         break;
     }
     }
