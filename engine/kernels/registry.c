@@ -18,6 +18,7 @@
 #include "qdot/qdot.h"
 #include "qgemv/qgemv.h"
 #include "qgemm/qgemm.h"
+#include "kquant/kquant.h"
 #include "gemm_u8s8/gemm_u8s8.h"
 #include "gemm_bf16/gemm_bf16.h"
 #include "dwconv/dwconv.h"
@@ -47,6 +48,17 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_qgemm_q4_0,
     &pg_kernels_qgemm_q4_1,
     &pg_kernels_qgemm_q8_0,
+    &pg_kernels_quantize_q8_K,
+    &pg_kernels_qgemv_q4_K,
+    &pg_kernels_qgemv_q5_K,
+    &pg_kernels_qgemv_q6_K,
+    &pg_kernels_qgemv_f16,
+    &pg_kernels_qgemv_bf16,
+    &pg_kernels_qgemm_q4_K,
+    &pg_kernels_qgemm_q5_K,
+    &pg_kernels_qgemm_q6_K,
+    &pg_kernels_qgemm_f16,
+    &pg_kernels_qgemm_bf16,
     &pg_kernels_gemm_u8s8,
     &pg_kernels_quantize_u8,
     &pg_kernels_gemm_bf16,

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kquant/kquant.h"
 #include "qdot/qdot.h"
 #include "qgemm/qgemm.h"
 #include "qgemv/qgemv.h"
@@ -73,42 +74,61 @@ static int check_sgemm(const pg_variant *v)
 }
 
 /* Weight blocks of type wtype for N rows of K: random bits, each block's
- * f16 scale (and q4_1's minimum) set to 1/16 so every value is finite. */
+ * f16 scale (and q4_1's minimum, the k-quants' d / dmin) set to 1/16 so
+ * every value is finite; f16 / bf16 elements kept below 2 in magnitude. */
 static void weight_blocks(int wtype, size_t N, size_t K, uint8_t *w)
 {
-    size_t bb = (size_t)pg_ggml_type_block_bytes(wtype), blocks = N * (K / 32);
+    size_t bb = (size_t)pg_ggml_type_block_bytes(wtype);
+    size_t blocks = N * (K / (size_t)pg_ggml_type_block_size(wtype));
     unsigned s = 7;
     for (size_t i = 0; i < blocks * bb; i++) {
         s = s * 1664525u + 1013904223u;
         w[i] = (uint8_t)(s >> 24);
     }
     for (size_t b = 0; b < blocks; b++) {
-        w[b * bb] = 0x00, w[b * bb + 1] = 0x2C;   /* 1/16 */
-        if (wtype == PG_GGML_Q4_1)
-            w[b * bb + 2] = 0x00, w[b * bb + 3] = 0xAC;   /* -1/16 */
+        uint8_t *p = w + b * bb;
+        switch (wtype) {
+        case PG_GGML_F16: p[1] &= 0xBB; break;     /* exponent below 15: |v| < 2 */
+        case PG_GGML_BF16: p[1] &= 0xBF; break;    /* exponent below 128 */
+        case PG_GGML_Q6_K: p[208] = 0x00, p[209] = 0x2C; break;
+        case PG_GGML_Q4_1:
+        case PG_GGML_Q4_K:
+        case PG_GGML_Q5_K:
+            p[0] = 0x00, p[1] = 0x2C;              /* 1/16 */
+            p[2] = 0x00, p[3] = wtype == PG_GGML_Q4_1 ? 0xAC : 0x2C;
+            break;
+        default: p[0] = 0x00, p[1] = 0x2C; break;
+        }
     }
 }
 
 /* The quantised products: the weight type whose qgemv / qgemm family f is. */
 static int check_quantised(const pg_kernel_family *f, const pg_variant *v, const pg_variant *r)
 {
-    enum { N = 8, K = 64, M = 3 };
-    static const int wtypes[] = { PG_GGML_Q4_0, PG_GGML_Q4_1, PG_GGML_Q8_0 };
+    enum { N = 8, K = 256, M = 3 };
+    static const int wtypes[] = { PG_GGML_Q4_0, PG_GGML_Q4_1, PG_GGML_Q8_0, PG_GGML_Q4_K,
+                                  PG_GGML_Q5_K, PG_GGML_Q6_K, PG_GGML_F16, PG_GGML_BF16 };
     for (size_t t = 0; t < sizeof wtypes / sizeof wtypes[0]; t++) {
         int wt = wtypes[t];
         int gemv = pg_qgemv_family(wt) == f, gemm = pg_qgemm_family(wt) == f;
         if (!gemv && !gemm)
             continue;
         int at = pg_qgemv_act_type(wt);
-        const pg_kernel_family *q = at == PG_GGML_Q8_1 ? &pg_kernels_quantize_q8_1 : &pg_kernels_quantize_q8_0;
-        size_t wrb = (size_t)pg_ggml_type_block_bytes(wt) * (K / 32);
-        size_t arb = (size_t)pg_ggml_type_block_bytes(at) * (K / 32);
-        uint8_t w[N * 2 * 34], a[M * 2 * 36];
+        const pg_kernel_family *q = at == PG_GGML_Q8_1 ? &pg_kernels_quantize_q8_1
+                                  : at == PG_GGML_Q8_K ? &pg_kernels_quantize_q8_K
+                                  : at == PG_GGML_Q8_0 ? &pg_kernels_quantize_q8_0 : NULL;
+        size_t wrb = (size_t)pg_ggml_type_block_bytes(wt) * (K / (size_t)pg_ggml_type_block_size(wt));
+        size_t arb = (size_t)pg_ggml_type_block_bytes(at) * (K / (size_t)pg_ggml_type_block_size(at));
+        static _Thread_local uint8_t w[N * K * 2], a[M * K * 4];
         float x[M * K], want[M * N], got[M * N];
         weight_blocks(wt, N, K, w);
         fill(x, M * K, 8);
-        for (size_t m = 0; m < M; m++)
-            q->variants[q->count - 1].fn.quantize(K, x + m * K, a + m * arb);
+        for (size_t m = 0; m < M; m++) {
+            if (q)
+                q->variants[q->count - 1].fn.quantize(K, x + m * K, a + m * arb);
+            else
+                memcpy(a + m * arb, x + m * K, K * sizeof(float));
+        }
         if (gemv) {
             r->fn.qgemv(N, K, w, wrb, a, want);
             v->fn.qgemv(N, K, w, wrb, a, got);
@@ -124,9 +144,9 @@ static int check_quantised(const pg_kernel_family *f, const pg_variant *v, const
 /* Activation quantisers: the same blocks as the reference's, bit for bit. */
 static int check_quantize(const pg_variant *v, const pg_variant *r)
 {
-    enum { K = 96 };
+    enum { K = 256 };   /* one q8_K super-block, eight q8_0 / q8_1 blocks */
     float x[K];
-    uint8_t want[3 * 36], got[3 * 36];
+    uint8_t want[292], got[292];
     fill(x, K, 9);
     memset(want, 0, sizeof want);
     memset(got, 0, sizeof got);

@@ -6,6 +6,7 @@
 
 #include "../core/cpu.h"
 #include "../core/error.h"
+#include "../kernels/kquant/kquant.h"
 #include "../kernels/qdot/qdot.h"
 #include "../kernels/qgemm/qgemm.h"
 #include "../kernels/qgemv/qgemv.h"
@@ -33,6 +34,17 @@ static const pg_kernel_family *family_of(int role)
     case LLM_K_QGEMM_Q4_0: return &pg_kernels_qgemm_q4_0;
     case LLM_K_QGEMM_Q4_1: return &pg_kernels_qgemm_q4_1;
     case LLM_K_QGEMM_Q8_0: return &pg_kernels_qgemm_q8_0;
+    case LLM_K_QUANTIZE_Q8_K: return &pg_kernels_quantize_q8_K;
+    case LLM_K_QGEMV_Q4_K: return &pg_kernels_qgemv_q4_K;
+    case LLM_K_QGEMV_Q5_K: return &pg_kernels_qgemv_q5_K;
+    case LLM_K_QGEMV_Q6_K: return &pg_kernels_qgemv_q6_K;
+    case LLM_K_QGEMV_F16: return &pg_kernels_qgemv_f16;
+    case LLM_K_QGEMV_BF16: return &pg_kernels_qgemv_bf16;
+    case LLM_K_QGEMM_Q4_K: return &pg_kernels_qgemm_q4_K;
+    case LLM_K_QGEMM_Q5_K: return &pg_kernels_qgemm_q5_K;
+    case LLM_K_QGEMM_Q6_K: return &pg_kernels_qgemm_q6_K;
+    case LLM_K_QGEMM_F16: return &pg_kernels_qgemm_f16;
+    case LLM_K_QGEMM_BF16: return &pg_kernels_qgemm_bf16;
     case LLM_K_GELU_TANH: return &pg_kernels_gelu_tanh;
     case LLM_K_TANH: return &pg_kernels_tanh;
     default: return NULL;
@@ -48,14 +60,23 @@ void llm_bind(pg_llm *m)
 
 int llm_gemv_role(int wtype)
 {
-    return wtype == PG_GGML_Q4_0 ? LLM_K_QGEMV_Q4_0 : wtype == PG_GGML_Q4_1 ? LLM_K_QGEMV_Q4_1
-                                                                             : LLM_K_QGEMV_Q8_0;
+    switch (wtype) {
+    case PG_GGML_Q4_0: return LLM_K_QGEMV_Q4_0;
+    case PG_GGML_Q4_1: return LLM_K_QGEMV_Q4_1;
+    case PG_GGML_Q4_K: return LLM_K_QGEMV_Q4_K;
+    case PG_GGML_Q5_K: return LLM_K_QGEMV_Q5_K;
+    case PG_GGML_Q6_K: return LLM_K_QGEMV_Q6_K;
+    case PG_GGML_F16: return LLM_K_QGEMV_F16;
+    case PG_GGML_BF16: return LLM_K_QGEMV_BF16;
+    default: return LLM_K_QGEMV_Q8_0;
+    }
 }
 
 int llm_gemm_role(int wtype)
 {
-    return wtype == PG_GGML_Q4_0 ? LLM_K_QGEMM_Q4_0 : wtype == PG_GGML_Q4_1 ? LLM_K_QGEMM_Q4_1
-                                                                             : LLM_K_QGEMM_Q8_0;
+    return llm_gemv_role(wtype) - LLM_K_QGEMV_Q4_0 < 3
+               ? llm_gemv_role(wtype) - LLM_K_QGEMV_Q4_0 + LLM_K_QGEMM_Q4_0
+               : llm_gemv_role(wtype) - LLM_K_QGEMV_Q4_K + LLM_K_QGEMM_Q4_K;
 }
 
 pg_status pg_llm_rebind(pg_llm *m)

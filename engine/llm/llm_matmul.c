@@ -1,21 +1,27 @@
-/* llm_matmul.c - quantised weights times quantised activations.
+/* llm_matmul.c - the decoder's weights times its activations.
  *
- * The weights stay in their GGUF blocks (q4_1 or q8_0, N rows of K); the
- * activations are quantised once per step to the block type the weight's
- * dot product takes (q8_1 for q4_1, q8_0 for q8_0), exactly as ggml's CPU
- * backend does, so the products match llama.cpp's to the rounding of the
- * dot kernel.  The kernels come from the qgemv (one token: decode) and
- * qgemm (a batch: prefill, each weight block widened once for four
- * tokens) variant tables.
+ * The weights stay in their GGUF blocks, N rows of K, each tensor in its
+ * own type (a Q4_K_M file mixes q4_K and q6_K): q4_0, q4_1, q8_0, q4_K,
+ * q5_K, q6_K, f16 or bf16.  The activations are quantised once per step
+ * to the block type the weight's dot product takes, as ggml's CPU backend
+ * does (q8_1 for q4_1, q8_0 for q4_0 / q8_0, q8_K for the k-quants), so
+ * the products match llama.cpp's to the rounding of the dot kernel; f16 /
+ * bf16 weights take the fp32 activations as they are (a copy).  The
+ * kernels come from the qgemv (one token: decode) and qgemm (a batch:
+ * prefill) variant tables of each type, bound once (llm_bind.c).
  *
  * Work is split over blocks of weight rows, every task doing all tokens of
  * its block, so the weights are read from memory once per batch.  In the
  * GEMV form (decode) the weights come from DRAM every token; the GEMV
  * kernels prefetch their rows as one linear stream themselves, so they
  * get whole row ranges (a separate touch pass per 16 KiB, which helped the
- * kernels before they prefetched, now costs ~25% of decode speed).  The
- * kernels are the model's bound ones (llm_bind.c). */
+ * kernels before they prefetched, now costs ~25% of decode speed). */
+#include <string.h>
+
+#include "../core/error.h"
 #include "../core/threadpool.h"
+#include "../gguf/ggml_types.h"
+#include "../kernels/kquant/kquant.h"
 #include "../kernels/qdot/qdot.h"
 #include "../kernels/qgemm/qgemm.h"
 #include "../kernels/qgemv/qgemv.h"
@@ -27,16 +33,77 @@
 
 size_t llm_act_row_bytes(int act_type, size_t K)
 {
-    return (K / 32) * (size_t)pg_ggml_type_block_bytes(act_type);
+    return K / (size_t)pg_ggml_type_block_size(act_type) * (size_t)pg_ggml_type_block_bytes(act_type);
+}
+
+static int weight_act(const llm_weight *w) { return w->data ? w->act_type : PG_GGML_Q8_0; }
+
+size_t llm_act_row_bytes_max(const pg_llm *m, size_t K)
+{
+    int f32 = weight_act(&m->output) == PG_GGML_F32 || weight_act(&m->tok_embd) == PG_GGML_F32;
+    for (int l = 0; l < m->hp.n_layer && m->layers && !f32; l++) {
+        const llm_layer *L = &m->layers[l];
+        const llm_weight *ws[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down };
+        for (int i = 0; i < 7; i++)
+            f32 |= weight_act(ws[i]) == PG_GGML_F32;
+    }
+    size_t q = llm_act_row_bytes(PG_GGML_Q8_1, K);   /* the largest of the quantised ones */
+    return f32 && 4 * K > q ? 4 * K : q;
+}
+
+/* GGUF has no checksums; what a load can still catch of a damaged file:
+ * a block scale (f16: q4_0 / q8_0's d, q4_1's d and min, q4_K / q5_K's d
+ * and dmin, q6_K's d) or an f16 / bf16 weight that is NaN or Inf, which
+ * would only show up later as NaN logits or nonsense text. */
+static pg_status check_finite(const char *name, int type, const uint8_t *data, size_t K, size_t N)
+{
+    const pg_ggml_type_traits *t = pg_ggml_traits(type);
+    size_t blocks = N * (K / (size_t)t->block), bb = (size_t)t->bytes;
+    size_t off = type == PG_GGML_Q6_K ? 208 : 0;
+    int halves = type == PG_GGML_Q4_1 || type == PG_GGML_Q4_K || type == PG_GGML_Q5_K ? 2 : 1;
+    uint16_t mask = type == PG_GGML_BF16 ? 0x7F80 : 0x7C00;
+    for (size_t b = 0; b < blocks; b++)
+        for (int h = 0; h < halves; h++) {
+            const uint8_t *p = data + b * bb + off + 2 * (size_t)h;
+            uint16_t v = (uint16_t)(p[0] | p[1] << 8);
+            if ((v & mask) == mask) {
+                if (t->block == 1)
+                    return pg_fail(PG_ERR_FORMAT, "llm: %s: element %zu (row %zu) is NaN or "
+                                   "infinite (the file is damaged)", name, b % K, b / K);
+                return pg_fail(PG_ERR_FORMAT, "llm: %s: block %zu has a NaN or infinite %s "
+                               "(the file is damaged)", name, b, h ? "minimum" : "scale");
+            }
+        }
+    return PG_OK;
+}
+
+pg_status llm_weight_accept(const char *name, int type, size_t K, size_t N, const uint8_t *data,
+                            int *act_type)
+{
+    const char *tn = pg_ggml_type_name(type);
+    if (!pg_qgemv_family(type) || !pg_qgemm_family(type))
+        return pg_fail(PG_ERR_UNSUPPORTED, "llm: %s is %s; the decoder runs q4_0, q4_1, q8_0, "
+                       "q4_K, q5_K, q6_K, f16 and bf16 weights", name, tn ? tn : "of an unknown type");
+    size_t mult = pg_qweights_k_multiple(type);
+    if (K % mult)
+        return pg_fail(PG_ERR_UNSUPPORTED, "llm: %s is %s with rows of %zu, not a multiple of %zu "
+                       "(its quantisation block)", name, tn, K, mult);
+    *act_type = pg_qgemv_act_type(type);
+    return check_finite(name, type, data, K, N);
 }
 
 void llm_quantize_rows(const pg_llm *m, int act_type, size_t M, size_t K, const float *x, void *act)
 {
-    pg_quantize_row_fn q =
-        m->kern[act_type == PG_GGML_Q8_1 ? LLM_K_QUANTIZE_Q8_1 : LLM_K_QUANTIZE_Q8_0]->fn.quantize;
+    if (act_type == PG_GGML_F32) {
+        memcpy(act, x, M * K * sizeof(float));
+        return;
+    }
+    int role = act_type == PG_GGML_Q8_1 ? LLM_K_QUANTIZE_Q8_1
+             : act_type == PG_GGML_Q8_K ? LLM_K_QUANTIZE_Q8_K : LLM_K_QUANTIZE_Q8_0;
+    pg_quantize_row_fn q = m->kern[role]->fn.quantize;
     size_t rb = llm_act_row_bytes(act_type, K);
-    for (size_t m = 0; m < M; m++)
-        q(K, x + m * K, (uint8_t *)act + m * rb);
+    for (size_t r = 0; r < M; r++)
+        q(K, x + r * K, (uint8_t *)act + r * rb);
 }
 
 typedef struct mm_ctx {

@@ -46,7 +46,7 @@ pg_status pg_qgemm(int variant, int wtype, size_t M, size_t N, size_t K, const v
     if (!v)
         return pg_last_status();
     const pg_ggml_type_traits *at = pg_ggml_traits(pg_qgemv_act_type(wtype));
-    size_t x_bytes = K / 32 * (size_t)at->bytes;
+    size_t x_bytes = K / (size_t)at->block * (size_t)at->bytes;
     if (M > 1 && ldx < x_bytes)
         return pg_fail(PG_ERR_SHAPE, "pg_qgemm: ldx = %zu bytes is less than one %s row of K = %zu (%zu bytes)",
                        ldx, at->name, K, x_bytes);

@@ -1,6 +1,7 @@
 /* qgemm_table.c - the variant tables of the quantised GEMM, one per weight
  * type, best first, C reference last. */
 #include "../../gguf/ggml_types.h"
+#include "../kquant/kquant.h"
 #include "qgemm.h"
 
 #define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_F16C)
@@ -47,6 +48,6 @@ const pg_kernel_family *pg_qgemm_family(int wtype)
     case PG_GGML_Q4_0: return &pg_kernels_qgemm_q4_0;
     case PG_GGML_Q4_1: return &pg_kernels_qgemm_q4_1;
     case PG_GGML_Q8_0: return &pg_kernels_qgemm_q8_0;
-    default: return NULL;
+    default: return pg_kquant_gemm_family(wtype);
     }
 }

@@ -9,6 +9,7 @@
 #include "../../core/error.h"
 #include "../../core/threadpool.h"
 #include "../../gguf/ggml_types.h"
+#include "../kquant/kquant.h"
 #include "../qdot/qdot.h"
 #include "qgemv.h"
 
@@ -25,13 +26,15 @@ pg_status pg_quantize_row_q8(int variant, int type, size_t n, const float *x, vo
 {
     pg_clear_error();
     const pg_kernel_family *op = type == PG_GGML_Q8_0 ? &pg_kernels_quantize_q8_0
-                    : type == PG_GGML_Q8_1 ? &pg_kernels_quantize_q8_1 : NULL;
+                    : type == PG_GGML_Q8_1 ? &pg_kernels_quantize_q8_1
+                    : type == PG_GGML_Q8_K ? &pg_kernels_quantize_q8_K : NULL;
     if (!op)
-        return pg_fail(PG_ERR_DTYPE, "pg_quantize_row_q8: type %d is not q8_0 (%d) or q8_1 (%d)",
-                       type, PG_GGML_Q8_0, PG_GGML_Q8_1);
-    if (n % 32)
-        return pg_fail(PG_ERR_SHAPE, "pg_quantize_row_q8: n = %zu is not a multiple of 32 "
-                       "(the quantisation block)", n);
+        return pg_fail(PG_ERR_DTYPE, "pg_quantize_row_q8: type %d is not q8_0 (%d), q8_1 (%d) "
+                       "or q8_K (%d)", type, PG_GGML_Q8_0, PG_GGML_Q8_1, PG_GGML_Q8_K);
+    size_t blk = type == PG_GGML_Q8_K ? 256 : 32;
+    if (n % blk)
+        return pg_fail(PG_ERR_SHAPE, "pg_quantize_row_q8: n = %zu is not a multiple of %zu "
+                       "(the quantisation block)", n, blk);
     const pg_variant *v = pick(op, variant);
     if (!v)
         return pg_last_status();
@@ -50,12 +53,13 @@ pg_status pg_qweights_check(const char *fn, int wtype, size_t N, size_t K, const
 {
     const pg_ggml_type_traits *t = pg_ggml_traits(wtype);
     if (!pg_qgemv_family(wtype))
-        return pg_fail(PG_ERR_DTYPE, "%s: weight type %d (%s) is not q4_0, q4_1 or q8_0", fn,
-                       wtype, t ? t->name : "unknown");
-    if (K % 32)
-        return pg_fail(PG_ERR_SHAPE, "%s: K = %zu is not a multiple of 32 (the quantisation block)",
-                       fn, K);
-    size_t rb = K / 32 * (size_t)t->bytes;
+        return pg_fail(PG_ERR_DTYPE, "%s: weight type %d (%s) is not q4_0, q4_1, q8_0, q4_K, "
+                       "q5_K, q6_K, f16 or bf16", fn, wtype, t ? t->name : "unknown");
+    size_t blk = pg_qweights_k_multiple(wtype);
+    if (K % blk)
+        return pg_fail(PG_ERR_SHAPE, "%s: K = %zu is not a multiple of %zu (the %s quantisation "
+                       "block)", fn, K, blk, t->name);
+    size_t rb = K / (size_t)t->block * (size_t)t->bytes;
     if (ldw < rb)
         return pg_fail(PG_ERR_SHAPE, "%s: ldw = %zu bytes is less than one %s row of K = %zu (%zu bytes)",
                        fn, ldw, t->name, K, rb);

@@ -43,11 +43,16 @@ extern const pg_kernel_family pg_kernels_qgemv_q4_0;
 extern const pg_kernel_family pg_kernels_qgemv_q4_1;
 extern const pg_kernel_family pg_kernels_qgemv_q8_0;
 
-/* The op of a weight type (PG_GGML_Q4_0 / Q4_1 / Q8_0), NULL for others. */
+/* The op of a weight type (PG_GGML_Q4_0 / Q4_1 / Q8_0, and the k-quants
+ * and f16 / bf16 of kquant/kquant.h), NULL for others. */
 const pg_kernel_family *pg_qgemv_family(int wtype);
 /* The activation type a weight type pairs with (PG_GGML_Q8_1 for q4_1,
- * PG_GGML_Q8_0 for q4_0 and q8_0), -1 for others. */
+ * PG_GGML_Q8_0 for q4_0 and q8_0, PG_GGML_Q8_K for the k-quants,
+ * PG_GGML_F32 for f16 / bf16), -1 for others. */
 int pg_qgemv_act_type(int wtype);
+/* What K must be a multiple of for a weight type: its block and its
+ * activations' (32, 256 for the k-quants). */
+size_t pg_qweights_k_multiple(int wtype);
 
 /* Checks shared by pg_qgemv and pg_qgemm (fn names the caller in the
  * message): the weight type, K a multiple of 32, ldw >= one packed row,

@@ -3,6 +3,7 @@
  * scales (part of the avx2 level); the VNNI ones replace vpmaddubsw +
  * vpmaddwd by one vpdpbusd; the AArch64 dotprod ones use sdot. */
 #include "../../gguf/ggml_types.h"
+#include "../kquant/kquant.h"
 #include "qgemv.h"
 
 #define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_F16C)
@@ -49,7 +50,7 @@ const pg_kernel_family *pg_qgemv_family(int wtype)
     case PG_GGML_Q4_0: return &pg_kernels_qgemv_q4_0;
     case PG_GGML_Q4_1: return &pg_kernels_qgemv_q4_1;
     case PG_GGML_Q8_0: return &pg_kernels_qgemv_q8_0;
-    default: return NULL;
+    default: return pg_kquant_gemv_family(wtype);
     }
 }
 
@@ -59,6 +60,16 @@ int pg_qgemv_act_type(int wtype)
     case PG_GGML_Q4_0:
     case PG_GGML_Q8_0: return PG_GGML_Q8_0;
     case PG_GGML_Q4_1: return PG_GGML_Q8_1;
+    case PG_GGML_Q4_K:
+    case PG_GGML_Q5_K:
+    case PG_GGML_Q6_K: return PG_GGML_Q8_K;
+    case PG_GGML_F16:
+    case PG_GGML_BF16: return PG_GGML_F32;
     default: return -1;
     }
+}
+
+size_t pg_qweights_k_multiple(int wtype)
+{
+    return pg_qgemv_act_type(wtype) == PG_GGML_Q8_K ? 256 : 32;
 }

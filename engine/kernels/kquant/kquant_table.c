@@ -1,0 +1,107 @@
+/* kquant_table.c - the variant tables of the k-quant and 16-bit float
+ * weight types (kquant.h), best first, C reference last, and their gemm
+ * "rows" variants.
+ *
+ * A rows variant is the prefill product built on its ISA's GEMV kernel:
+ * W is taken in tiles of rows small enough to stay in L2 (48 KiB), and
+ * every row of X runs the GEMV over the tile, so each weight byte comes
+ * from DRAM once per batch and the decode kernel's inner loop does the
+ * arithmetic (these types have no separate multi-row GEMM kernel yet).
+ * Every output is exactly the GEMV kernel's, so rows of C equal pg_qgemv's
+ * bit for bit. */
+#include <stdint.h>
+
+#include "../../gguf/ggml_types.h"
+#include "kquant.h"
+
+#define ROWS_TILE_BYTES ((size_t)48 << 10)
+
+static void gemm_by_rows(pg_qgemv_fn gemv, size_t M, size_t N, size_t K, const void *W,
+                         size_t ldw, const void *X, size_t ldx, float *C, size_t ldc)
+{
+    size_t tile = ldw ? ROWS_TILE_BYTES / ldw : N;
+    tile = tile < 4 ? 4 : tile & ~(size_t)3;
+    for (size_t n0 = 0; n0 < N; n0 += tile) {
+        size_t nr = N - n0 < tile ? N - n0 : tile;
+        for (size_t m = 0; m < M; m++)
+            gemv(nr, K, (const uint8_t *)W + n0 * ldw, ldw, (const uint8_t *)X + m * ldx,
+                 C + m * ldc + n0);
+    }
+}
+
+#define ROWS_GEMM(t, isa)                                                                   \
+    void pg_##t##_gemm_rows_##isa(size_t M, size_t N, size_t K, const void *W, size_t ldw,  \
+                                  const void *X, size_t ldx, float *C, size_t ldc)          \
+    {                                                                                       \
+        gemm_by_rows(pg_##t##_gemv_4row_##isa, M, N, K, W, ldw, X, ldx, C, ldc);            \
+    }
+
+#define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_F16C)
+#define X86_AVX512 (X86_AVX2 | PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL)
+#define X86_AVX512VNNI (X86_AVX512 | PG_CPU_AVX512VNNI)
+
+#if defined(__x86_64__)
+PG_KQ_DECLARE_ALL(ROWS_GEMM, avx512vnni)
+#define GEMV_ROWS(t)                                                                        \
+    { #t "_gemv_4row_avx512vnni", "avx512vnni", X86_AVX512VNNI,                             \
+      .fn = { .qgemv = pg_##t##_gemv_4row_avx512vnni }, NULL },
+#define GEMM_ROWS(t)                                                                        \
+    { #t "_gemm_rows_avx512vnni", "avx512vnni", X86_AVX512VNNI,                             \
+      .fn = { .qgemm = pg_##t##_gemm_rows_avx512vnni }, NULL },
+#else
+#define GEMV_ROWS(t)
+#define GEMM_ROWS(t)
+#endif
+
+#define FAMILIES(t, wname, aname)                                                           \
+    static const pg_variant gemv_##t[] = {                                                  \
+        GEMV_ROWS(t)                                                                        \
+        { #t "_gemv_c", "c", 0, .fn = { .qgemv = pg_##t##_gemv_c }, NULL },                 \
+    };                                                                                      \
+    static const pg_variant gemm_##t[] = {                                                  \
+        GEMM_ROWS(t)                                                                        \
+        { #t "_gemm_c", "c", 0, .fn = { .qgemm = pg_##t##_gemm_c }, NULL },                 \
+    };                                                                                      \
+    const pg_kernel_family pg_kernels_qgemv_##wname = {                                     \
+        "qgemv_" #wname, "y = W . x, W " #wname " rows (N x K), x " aname ", M = 1",         \
+        gemv_##t, PG_COUNTOF(gemv_##t), PG_KERNEL_FN_qgemv };                               \
+    const pg_kernel_family pg_kernels_qgemm_##wname = {                                     \
+        "qgemm_" #wname, "C = X . W^T, W " #wname " rows (N x K), X " aname " rows (M x K)", \
+        gemm_##t, PG_COUNTOF(gemm_##t), PG_KERNEL_FN_qgemm };
+
+FAMILIES(q4_K_q8_K, q4_K, "q8_K")
+FAMILIES(q5_K_q8_K, q5_K, "q8_K")
+FAMILIES(q6_K_q8_K, q6_K, "q8_K")
+FAMILIES(f16_f32, f16, "f32")
+FAMILIES(bf16_f32, bf16, "f32")
+
+static const pg_variant quantize_q8_K[] = {
+    { "quantize_q8_K_c", "c", 0, .fn = { .quantize = pg_quantize_row_q8_K_c }, NULL },
+};
+const pg_kernel_family pg_kernels_quantize_q8_K = {
+    "quantize_q8_K", "f32 activations -> q8_K super-blocks of 256 (f32 d, 16 sums)",
+    quantize_q8_K, PG_COUNTOF(quantize_q8_K), PG_KERNEL_FN_quantize };
+
+const pg_kernel_family *pg_kquant_gemv_family(int wtype)
+{
+    switch (wtype) {
+    case PG_GGML_Q4_K: return &pg_kernels_qgemv_q4_K;
+    case PG_GGML_Q5_K: return &pg_kernels_qgemv_q5_K;
+    case PG_GGML_Q6_K: return &pg_kernels_qgemv_q6_K;
+    case PG_GGML_F16: return &pg_kernels_qgemv_f16;
+    case PG_GGML_BF16: return &pg_kernels_qgemv_bf16;
+    default: return NULL;
+    }
+}
+
+const pg_kernel_family *pg_kquant_gemm_family(int wtype)
+{
+    switch (wtype) {
+    case PG_GGML_Q4_K: return &pg_kernels_qgemm_q4_K;
+    case PG_GGML_Q5_K: return &pg_kernels_qgemm_q5_K;
+    case PG_GGML_Q6_K: return &pg_kernels_qgemm_q6_K;
+    case PG_GGML_F16: return &pg_kernels_qgemm_f16;
+    case PG_GGML_BF16: return &pg_kernels_qgemm_bf16;
+    default: return NULL;
+    }
+}
