@@ -488,6 +488,12 @@ PG_API pg_status pg_sgemm(int variant, size_t M, size_t N, size_t K, const float
  * a busy machine does not lower it), more in wall time.  -1.0 and an error
  * if no FMA loop runs here. */
 PG_API double pg_measure_fma_peak_gflops(int threads);
+/* The same yardstick for the low-precision GEMMs: a loop of independent
+ * vdpbf16ps zmm (64 flops each: 32 bf16 products and their sums) and of
+ * vpdpbusd zmm (128 int8 ops each), on every thread.  -1.0 and an error
+ * where the CPU (or the mask) lacks AVX512-BF16 / AVX512-VNNI. */
+PG_API double pg_measure_bf16_peak_gflops(int threads);
+PG_API double pg_measure_vnni_peak_gops(int threads);
 
 /* ---- GGUF: model files, read-only and zero-copy ----------------------- */
 

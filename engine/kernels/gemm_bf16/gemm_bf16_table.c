@@ -2,7 +2,7 @@
  * first, C last. */
 #include "gemm_bf16.h"
 
-#if 0
+#if defined(__x86_64__)
 static const pg_bf16_params p_12x32 = { 12, 32 };
 #define X86_AVX512BF16 (PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | \
                         PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_AVX512BF16)
@@ -10,7 +10,7 @@ static const pg_bf16_params p_12x32 = { 12, 32 };
 static const pg_bf16_params p_4x32 = { 4, 32 };
 
 static const pg_variant gemm_variants[] = {
-#if 0
+#if defined(__x86_64__)
     { "bf16_gemm_12x32_avx512bf16", "avx512bf16", X86_AVX512BF16,
       .fn = { .gemm_bf16 = pg_bf16_gemm_12x32_avx512bf16 }, &p_12x32 },
 #endif
@@ -22,7 +22,7 @@ const pg_kernel_family pg_kernels_gemm_bf16 = {
     gemm_variants, PG_COUNTOF(gemm_variants), PG_KERNEL_FN_gemm_bf16 };
 
 static const pg_variant cvt_variants[] = {
-#if 0
+#if defined(__x86_64__)
     { "cvt_f32_bf16_avx512bf16", "avx512bf16", X86_AVX512BF16,
       .fn = { .cvt_bf16 = pg_cvt_f32_bf16_avx512bf16 }, NULL },
 #endif

@@ -77,9 +77,6 @@ void pg_u8s8_gemm_4x32_c(size_t mr, size_t nr, size_t k, const uint8_t *a, size_
 void pg_u8s8_gemm_12x32_avx512vnni(size_t mr, size_t nr, size_t k, const uint8_t *a,
                                    size_t lda, const int8_t *b, void *c, size_t ldc,
                                    const pg_u8s8_epilogue *ep);
-void pg_u8s8_gemm_6x32_avxvnni(size_t mr, size_t nr, size_t k, const uint8_t *a,
-                               size_t lda, const int8_t *b, void *c, size_t ldc,
-                               const pg_u8s8_epilogue *ep);
 
 /* The epilogue of one element from its int32 product acc (the oracle's
  * arithmetic, which every variant's epilogue follows): writes element j

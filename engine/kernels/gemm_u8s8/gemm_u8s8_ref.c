@@ -24,8 +24,8 @@ void pg_u8s8_epilogue_ref(const pg_u8s8_epilogue *ep, size_t i, size_t j, int32_
         return;
     }
     float t = rintf(y * ep->out_inv_scale);
-    /* clamp in float first: no int overflow for huge t */
-    if (t > 1e9f) t = 1e9f;
+    /* clamp in float first: no int overflow for huge t (NaN: the top) */
+    if (!(t <= 1e9f)) t = 1e9f;
     if (t < -1e9f) t = -1e9f;
     int32_t v = (int32_t)t + ep->out_zero;
     if (ep->out_mode == PG_U8S8_OUT_U8)
@@ -56,7 +56,7 @@ void pg_quant_u8_apply(size_t n, const float *x, float inv_scale, int32_t zero, 
 {
     for (size_t i = 0; i < n; i++) {
         float t = rintf(x[i] * inv_scale);
-        if (t > 1e9f) t = 1e9f;
+        if (!(t <= 1e9f)) t = 1e9f;
         if (t < -1e9f) t = -1e9f;
         int32_t v = (int32_t)t + zero;
         y[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);

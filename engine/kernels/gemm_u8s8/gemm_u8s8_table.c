@@ -2,9 +2,8 @@
  * best first, C last. */
 #include "gemm_u8s8.h"
 
-#if 0
+#if defined(__x86_64__)
 static const pg_u8s8_params p_12x32 = { 12, 32 };
-static const pg_u8s8_params p_6x32 = { 6, 32 };
 #endif
 static const pg_u8s8_params p_4x32 = { 4, 32 };
 
@@ -12,11 +11,9 @@ static const pg_u8s8_params p_4x32 = { 4, 32 };
                     PG_CPU_AVX2 | PG_CPU_FMA)
 
 static const pg_variant gemm_variants[] = {
-#if 0 /* asm rows: next commit */
+#if defined(__x86_64__)
     { "u8s8_gemm_12x32_avx512vnni", "avx512vnni", X86_AVX512 | PG_CPU_AVX512VNNI,
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_12x32_avx512vnni }, &p_12x32 },
-    { "u8s8_gemm_6x32_avxvnni", "avxvnni", PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_AVXVNNI,
-      .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avxvnni }, &p_6x32 },
 #endif
     { "u8s8_gemm_4x32_c", "c", 0, .fn = { .gemm_u8s8 = pg_u8s8_gemm_4x32_c }, &p_4x32 },
 };
@@ -26,7 +23,7 @@ const pg_kernel_family pg_kernels_gemm_u8s8 = {
     gemm_variants, PG_COUNTOF(gemm_variants), PG_KERNEL_FN_gemm_u8s8 };
 
 static const pg_variant quant_variants[] = {
-#if 0
+#if defined(__x86_64__)
     { "quant_u8_row_avx512", "avx512", X86_AVX512,
       .fn = { .quant_u8 = pg_quant_u8_row_avx512 }, NULL },
 #endif

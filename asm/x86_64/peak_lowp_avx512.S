@@ -1,0 +1,77 @@
+/* peak_lowp_avx512.S - the throughput yardsticks of the low-precision
+ * GEMM instructions, as peak_fma_avx512f.S is the FMA's: 16 independent
+ * chains of vdpbf16ps zmm (16 x 64 = 1024 flops an iteration) and of
+ * vpdpbusd zmm (16 x 128 = 2048 int8 ops an iteration).  Zero operands.
+ *
+ * void pg_peak_bf16_avx512bf16(uint64_t iterations)     rdi
+ * void pg_peak_vnni_avx512vnni(uint64_t iterations)     rdi */
+#include "pg_asm.h"
+
+.macro ZERO16
+        vpxord  zmm0, zmm0, zmm0
+        vmovaps zmm1, zmm0
+        vmovaps zmm2, zmm0
+        vmovaps zmm3, zmm0
+        vmovaps zmm4, zmm0
+        vmovaps zmm5, zmm0
+        vmovaps zmm6, zmm0
+        vmovaps zmm7, zmm0
+        vmovaps zmm8, zmm0
+        vmovaps zmm9, zmm0
+        vmovaps zmm10, zmm0
+        vmovaps zmm11, zmm0
+        vmovaps zmm12, zmm0
+        vmovaps zmm13, zmm0
+        vmovaps zmm14, zmm0
+        vmovaps zmm15, zmm0
+        vmovaps zmm30, zmm0
+        vmovaps zmm31, zmm0
+.endm
+
+.macro BODY16 op
+        \op     zmm0, zmm30, zmm31
+        \op     zmm1, zmm30, zmm31
+        \op     zmm2, zmm30, zmm31
+        \op     zmm3, zmm30, zmm31
+        \op     zmm4, zmm30, zmm31
+        \op     zmm5, zmm30, zmm31
+        \op     zmm6, zmm30, zmm31
+        \op     zmm7, zmm30, zmm31
+        \op     zmm8, zmm30, zmm31
+        \op     zmm9, zmm30, zmm31
+        \op     zmm10, zmm30, zmm31
+        \op     zmm11, zmm30, zmm31
+        \op     zmm12, zmm30, zmm31
+        \op     zmm13, zmm30, zmm31
+        \op     zmm14, zmm30, zmm31
+        \op     zmm15, zmm30, zmm31
+.endm
+
+        .text
+PG_FUNC(pg_peak_bf16_avx512bf16)
+        ZERO16
+        test    rdi, rdi
+        jz      2f
+        .p2align 5
+1:      BODY16  vdpbf16ps
+        dec     rdi
+        jnz     1b
+2:      vzeroupper
+        ret
+PG_ENDFUNC(pg_peak_bf16_avx512bf16)
+
+PG_FUNC(pg_peak_vnni_avx512vnni)
+        ZERO16
+        test    rdi, rdi
+        jz      2f
+        .p2align 5
+1:      BODY16  vpdpbusd
+        dec     rdi
+        jnz     1b
+2:      vzeroupper
+        ret
+PG_ENDFUNC(pg_peak_vnni_avx512vnni)
+
+#if defined(__linux__) && defined(__ELF__)
+        .section .note.GNU-stack, "", @progbits
+#endif

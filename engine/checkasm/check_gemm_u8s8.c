@@ -1,0 +1,333 @@
+/* check_gemm_u8s8.c - the int8 GEMM microkernels (gemm_u8s8) and the
+ * dynamic activation quantiser (quantize_u8) against their C references.
+ *
+ * Every variant must equal the reference bit for bit: the integer part is
+ * exact int32 arithmetic, and the epilogue is the same fp32 operations in
+ * the same order (no FMA), the same round-half-even, the same clamps.
+ *
+ * Microkernel: mr = 1..MR, nr over the edges 1..32 of a panel, k (a
+ * multiple of 4) from 0 past one unrolled group, each output mode (F32
+ * with and without bias, I32, U8, S8), symmetric weights and weights with
+ * zero points; A rows strided with junk past k, C strided with a sentinel
+ * in its padding and ending at the guard bytes (a store past the tile or
+ * before it is caught).  Random u8 / s8 values cover 0, 255, -128, 127.
+ *
+ * Driver (pg_u8s8_quantize_rows + pg_u8s8_gemm_packed): the variant against
+ * the reference through the same driver on edge shapes (M, N, K over 0..33,
+ * odd K, N off the panel width, col0 > 0) and MiniLM's shapes, 1 and 2
+ * threads.  Quantiser: random rows of every edge length, all-zero rows,
+ * one-signed rows, huge and tiny values, exact ties. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../kernels/gemm_u8s8/gemm_u8s8.h"
+#include "checkasm.h"
+
+#define SENT 0x5a
+
+static int out_es(int mode) { return mode == PG_U8S8_OUT_U8 || mode == PG_U8S8_OUT_S8 ? 1 : 4; }
+
+typedef struct ubufs {
+    uint8_t *A;          /* 12 x (k + pad) */
+    int8_t *B;           /* k x 32 */
+    void *packed;
+    int32_t *a_zero, *row_corr;
+    float *a_scale, *bias, *b_scale;
+    int32_t *b_zero;
+    uint8_t *cref, *cbuf;   /* cbuf: the tile under test at its end */
+    size_t cap;             /* bytes of cref / cbuf */
+} ubufs;
+
+static void fill_tile(ubufs *b, size_t mr, size_t k, size_t lda, int zeros)
+{
+    for (size_t i = 0; i < mr * lda; i++)
+        b->A[i] = (uint8_t)checkasm_rand();
+    for (size_t i = 0; i < k * 32; i++)
+        b->B[i] = (int8_t)checkasm_rand();
+    for (size_t j = 0; j < 32; j++) {
+        b->b_scale[j] = checkasm_randf(1e-4f, 2e-2f);
+        b->bias[j] = checkasm_randf(-2, 2);
+        b->b_zero[j] = zeros ? (int32_t)(checkasm_rand() % 256) - 128 : 0;
+    }
+    for (size_t i = 0; i < mr; i++) {
+        b->a_zero[i] = (int32_t)(checkasm_rand() % 256);
+        b->a_scale[i] = checkasm_randf(1e-3f, 5e-2f);
+        int32_t s = 0;
+        for (size_t p = 0; p < k; p++)
+            s += b->A[i * lda + p];
+        b->row_corr[i] = s - (int32_t)k * b->a_zero[i];
+    }
+}
+
+static int check_tiles(const pg_kernel_family *op, int v, ubufs *b)
+{
+    declare_func(gemm_u8s8);
+    checkasm_set_funcs(op, v);
+    const pg_u8s8_params *prm = op->variants[v].params;
+    size_t MR = (size_t)prm->mr;
+    static const size_t ks[] = { 0, 4, 8, 12, 16, 20, 28, 64, 132 };
+    static const size_t nrs[] = { 1, 2, 3, 5, 8, 15, 16, 17, 24, 31, 32 };
+    int nk = checkasm_small() ? 5 : PG_COUNTOF(ks);
+    for (size_t mr = 1; mr <= MR; mr++)
+        for (int ni = 0; ni < PG_COUNTOF(nrs); ni++)
+            for (int ki = 0; ki < nk; ki++)
+                for (int mode = 0; mode < 6; mode++) {
+                    size_t nr = nrs[ni], k = ks[ki];
+                    int out = mode == 5 ? PG_U8S8_OUT_F32 : mode % 4;   /* 0, 1, 2, 3, 0(no bias) */
+                    int with_bias = mode == 0 || mode >= 2, zeros = (int)(checkasm_rand() & 1);
+                    if (mode == 4)
+                        out = PG_U8S8_OUT_F32, with_bias = 0;
+                    size_t lda = k + (checkasm_rand() & 1 ? 0 : 1 + checkasm_rand() % 9);
+                    size_t ldc = nr + (checkasm_rand() & 1 ? 0 : 1 + checkasm_rand() % 5);
+                    size_t es = (size_t)out_es(out), clen = ((mr - 1) * ldc + nr) * es;
+                    fill_tile(b, mr, k, lda, zeros);
+                    pg_u8s8_pack_s8(k, 32, b->B, 32, b->b_scale, 1, zeros ? b->b_zero : NULL, 1,
+                                    b->packed);
+                    pg_u8s8_packed pk;
+                    pg_u8s8_view(b->packed, k, 32, zeros, &pk);
+                    pg_u8s8_epilogue ep = { b->a_zero, b->a_scale, pk.col_sum, pk.scale,
+                                            with_bias ? b->bias : NULL, pk.zero, b->row_corr,
+                                            checkasm_randf(5.0f, 60.0f),
+                                            (int32_t)(checkasm_rand() % 64) - (out == 3 ? 32 : 0),
+                                            out, 0 };
+                    memset(b->cref, SENT, b->cap);
+                    memset(b->cbuf, SENT, b->cap);
+                    uint8_t *cnew = b->cbuf + b->cap - clen, *cref = b->cref + b->cap - clen;
+                    call_ref(mr, nr, k, b->A, lda, pk.data, cref, ldc, &ep);
+                    call_new(mr, nr, k, b->A, lda, pk.data, cnew, ldc, &ep);
+                    if (memcmp(b->cref, b->cbuf, b->cap) || !checkasm_guards_ok(b->cbuf, "C")) {
+                        size_t at = 0;
+                        while (at < b->cap && b->cref[at] == b->cbuf[at])
+                            at++;
+                        return checkasm_fail("tile mr=%zu nr=%zu k=%zu lda=%zu ldc=%zu mode=%d "
+                                             "bias=%d zero points=%d: first difference at byte "
+                                             "%zd of C (%02x, want %02x)", mr, nr, k, lda, ldc,
+                                             out, with_bias, zeros,
+                                             (ptrdiff_t)at - (ptrdiff_t)(b->cap - clen),
+                                             at < b->cap ? b->cbuf[at] : 0,
+                                             at < b->cap ? b->cref[at] : 0);
+                    }
+                }
+    if (checkasm_bench_enabled()) {
+        size_t k = 256;
+        fill_tile(b, MR, k, k, 0);
+        pg_u8s8_pack_s8(k, 32, b->B, 32, b->b_scale, 1, NULL, 1, b->packed);
+        pg_u8s8_packed pk;
+        pg_u8s8_view(b->packed, k, 32, 0, &pk);
+        pg_u8s8_epilogue ep = { b->a_zero, b->a_scale, pk.col_sum, pk.scale, NULL, NULL, NULL,
+                                1.0f, 0, PG_U8S8_OUT_F32, 0 };
+        checkasm_bench_label("tile %zux32 k=%zu", MR, k);
+        checkasm_bench_work(2.0 * MR * 32 * k, 0);
+        bench_new(MR, 32, k, b->A, k, pk.data, b->cbuf, 32, &ep);
+    }
+    return 1;
+}
+
+/* ---- the driver -------------------------------------------------------- */
+
+typedef struct dbufs {
+    float *A, *B, *bias;
+    uint8_t *Aq;
+    float *scale;
+    int32_t *zero, *corr;
+    void *packed;
+    float *Cref, *Cnew;
+} dbufs;
+
+static int driver_case(const pg_kernel_family *op, int v, dbufs *d, size_t M, size_t N,
+                       size_t K, size_t col0, int threads)
+{
+    const pg_variant *ref = &op->variants[op->count - 1], *var = &op->variants[v];
+    const pg_variant *quant = &pg_kernels_quantize_u8.variants[pg_kernels_quantize_u8.count - 1];
+    size_t Nt = col0 + N, kp = (K + 3) / 4 * 4, ldq = kp + 4;
+    checkasm_fill_f32(d->A, M * K, -3, 3);
+    checkasm_fill_f32(d->B, K * Nt, -1, 1);
+    checkasm_fill_f32(d->bias, Nt, -1, 1);
+    pg_u8s8_pack_f32(K, Nt, d->B, Nt, d->packed);
+    pg_u8s8_packed pk;
+    pg_u8s8_view(d->packed, K, Nt, 0, &pk);
+    pg_u8s8_quantize_rows(quant, M, K, d->A, K, d->Aq, ldq, d->scale, d->zero, d->corr);
+    int with_bias = (int)(checkasm_rand() & 1);
+    pg_u8s8_epilogue ep = { d->zero, d->scale, NULL, NULL, with_bias ? d->bias + col0 : NULL,
+                            NULL, d->corr, 1.0f, 0, PG_U8S8_OUT_F32, 0 };
+    size_t ldc = N + 3;
+    for (size_t i = 0; i < M * ldc; i++)
+        d->Cref[i] = d->Cnew[i] = -7.0f;
+    pg_status s1 = pg_u8s8_gemm_packed(ref, M, N, d->Aq, ldq, &pk, col0, &ep, d->Cref, ldc, 1);
+    pg_status s2 = pg_u8s8_gemm_packed(var, M, N, d->Aq, ldq, &pk, col0, &ep, d->Cnew, ldc, threads);
+    if (s1 || s2)
+        return checkasm_fail("driver M=%zu N=%zu K=%zu: %s", M, N, K, pg_last_error());
+    if (memcmp(d->Cref, d->Cnew, M * ldc * sizeof(float)))
+        return checkasm_fail("driver M=%zu N=%zu K=%zu col0=%zu threads=%d: C differs from the "
+                             "reference's", M, N, K, col0, threads);
+    return 1;
+}
+
+static int check_driver(const pg_kernel_family *op, int v, dbufs *d)
+{
+    static const size_t edge[] = { 1, 2, 3, 5, 12, 13, 31, 32, 33 };
+    static const size_t big[][3] = { { 128, 384, 384 }, { 128, 1536, 384 }, { 128, 384, 1536 },
+                                     { 37, 100, 77 } };
+    int small = checkasm_small();
+    for (int t = 1; t <= 2; t++) {
+        for (int i = 0; i < PG_COUNTOF(edge); i++)
+            for (int j = 0; j < PG_COUNTOF(edge); j++)
+                for (int l = 0; l < PG_COUNTOF(edge); l++) {
+                    if (small && l % 3)
+                        continue;
+                    if (!driver_case(op, v, d, edge[i], edge[j], edge[l], (i + j) % 2 ? 32 : 0, t))
+                        return 0;
+                }
+        for (int i = 0; i < (small ? 1 : PG_COUNTOF(big)); i++)
+            if (!driver_case(op, v, d, big[i][0], big[i][1], big[i][2], 0, t))
+                return 0;
+    }
+    return 1;
+}
+
+static double clock_s(int threads)
+{
+    struct timespec ts;
+    clock_gettime(threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, size_t K, double peak1)
+{
+    size_t kp = (K + 3) / 4 * 4;
+    checkasm_fill_f32(d->B, K * N, -1, 1);
+    pg_u8s8_pack_f32(K, N, d->B, N, d->packed);
+    pg_u8s8_packed pk;
+    pg_u8s8_view(d->packed, K, N, 0, &pk);
+    for (size_t i = 0; i < M * kp; i++)
+        d->Aq[i] = (uint8_t)checkasm_rand();
+    for (size_t i = 0; i < M; i++)
+        d->zero[i] = 128, d->scale[i] = 0.01f;
+    pg_u8s8_epilogue ep = { d->zero, d->scale, NULL, NULL, NULL, NULL, NULL, 1.0f, 0,
+                            PG_U8S8_OUT_F32, 0 };
+    double ops = 2.0 * M * N * K;
+    for (int t = 1; t <= 2; t++) {
+        int calls = 0;
+        double t0 = clock_s(t);
+        while (clock_s(t) - t0 < 0.02 || calls < 2) {
+            pg_u8s8_gemm_packed(var, M, N, d->Aq, kp, &pk, 0, &ep, d->Cnew, N, t);
+            calls++;
+        }
+        double best = 1e30;
+        for (int rep = 0; rep < 7; rep++) {
+            double s = clock_s(t);
+            for (int c = 0; c < calls; c++)
+                pg_u8s8_gemm_packed(var, M, N, d->Aq, kp, &pk, 0, &ep, d->Cnew, N, t);
+            double sec = (clock_s(t) - s) / calls;
+            best = sec < best ? sec : best;
+        }
+        double g = ops / best * 1e-9;
+        printf("   bench %-34s driver %4zux%4zux%4zu (MxKxN) %d thread%s %8.2f GOP/s"
+               "  %5.1f%% of %d x 1-thread vpdpbusd peak\n", var->name, M, K, N, t,
+               t > 1 ? "s" : " ", g, 100.0 * g / (peak1 * t), t);
+    }
+}
+
+/* ---- the quantiser ----------------------------------------------------- */
+
+static int check_quant(void)
+{
+    declare_func(quant_u8);
+    const pg_kernel_family *op = &pg_kernels_quantize_u8;
+    float *x = checkasm_alloc_f32(1024);
+    uint8_t *yr = checkasm_alloc(1024), *yn = checkasm_alloc(1024);
+    for (int v = 0; v < op->count; v++) {
+        if (!checkasm_check_variant(op, v))
+            continue;
+        checkasm_set_funcs(op, v);
+        for (int i = 0; i < checkasm_n_sizes; i++)
+            for (int kind = 0; kind < 6; kind++) {
+                size_t n = checkasm_sizes[i] > 1000 ? 1000 : checkasm_sizes[i];
+                switch (kind) {
+                case 0: checkasm_fill_f32(x, n, -3, 5); break;
+                case 1: memset(x, 0, n * sizeof(float)); break;
+                case 2: checkasm_fill_f32(x, n, 0.5f, 4); break;
+                case 3: checkasm_fill_f32(x, n, -4, -0.5f); break;
+                case 4:
+                    for (size_t j = 0; j < n; j++)
+                        x[j] = checkasm_randf(-1, 1) * (checkasm_rand() & 1 ? 1e30f : 1e-30f);
+                    break;
+                default:  /* ties: max 255 / 2 makes scale 0.5 and x = m + 0.25 steps */
+                    for (size_t j = 0; j < n; j++)
+                        x[j] = (float)((int)(checkasm_rand() % 511) - 255) * 0.25f;
+                    if (n)
+                        x[0] = 127.5f;
+                }
+                float sr = -1, sn = -2;
+                int32_t zr = -1, zn = -2;
+                memset(yr, 0, 1024);
+                memset(yn, 0, 1024);
+                call_ref(n, x, yr, &sr, &zr);
+                call_new(n, x, yn, &sn, &zn);
+                if (memcmp(yr, yn, 1024) || memcmp(&sr, &sn, 4) || zr != zn ||
+                    !checkasm_guards_ok(yn, "y"))
+                    checkasm_fail("n=%zu kind=%d: scale %g / %g zero %d / %d, bytes %s", n, kind,
+                                  (double)sn, (double)sr, zn, zr,
+                                  memcmp(yr, yn, 1024) ? "differ" : "agree");
+            }
+        size_t n = 384;
+        checkasm_fill_f32(x, n, -3, 5);
+        float s;
+        int32_t z;
+        checkasm_bench_label("n=%zu", n);
+        checkasm_bench_work(0, 5.0 * n);
+        bench_new(n, x, yn, &s, &z);
+    }
+    return 1;
+}
+
+
+void checkasm_check_gemm_u8s8(void)
+{
+    const pg_kernel_family *op = &pg_kernels_gemm_u8s8;
+    ubufs b;
+    b.A = checkasm_alloc(16 * 300);
+    b.B = checkasm_alloc(260 * 32);
+    b.packed = checkasm_alloc(pg_u8s8_packed_bytes(260, 32, 1));
+    b.a_zero = checkasm_alloc(16 * 4);
+    b.row_corr = checkasm_alloc(16 * 4);
+    b.a_scale = checkasm_alloc_f32(16);
+    b.bias = checkasm_alloc_f32(32);
+    b.b_scale = checkasm_alloc_f32(32);
+    b.b_zero = checkasm_alloc(32 * 4);
+    b.cap = 16 * 40 * 4;
+    b.cref = checkasm_alloc(b.cap);
+    b.cbuf = checkasm_alloc(b.cap);
+    size_t MM = 1024, NN = 1536 + 64, KK = 1536;
+    dbufs d;
+    d.A = checkasm_alloc_f32(MM * KK);
+    d.B = checkasm_alloc_f32(KK * NN);
+    d.bias = checkasm_alloc_f32(NN);
+    d.Aq = checkasm_alloc(MM * (KK + 8));
+    d.scale = checkasm_alloc_f32(MM);
+    d.zero = checkasm_alloc(MM * 4);
+    d.corr = checkasm_alloc(MM * 4);
+    d.packed = checkasm_alloc(pg_u8s8_packed_bytes(KK, NN, 0));
+    d.Cref = checkasm_alloc_f32(MM * (NN + 3));
+    d.Cnew = checkasm_alloc_f32(MM * (NN + 3));
+    for (int v = 0; v < op->count; v++) {
+        if (!checkasm_check_variant(op, v))
+            continue;
+        if (!check_tiles(op, v, &b) || !check_driver(op, v, &d))
+            continue;
+        if (checkasm_bench_enabled()) {
+            double peak = pg_measure_vnni_peak_gops(1);
+            printf("   yardstick: vpdpbusd peak, 1 thread %.2f GOP/s, 2 threads %.2f GOP/s\n",
+                   peak, pg_measure_vnni_peak_gops(2));
+            static const size_t shapes[][3] = { { 128, 384, 384 }, { 128, 384, 1536 },
+                                                { 128, 1536, 384 }, { 1024, 384, 1536 },
+                                                { 512, 512, 512 } };
+            for (int i = 0; i < PG_COUNTOF(shapes); i++)
+                bench_driver(&op->variants[v], &d, shapes[i][0], shapes[i][2], shapes[i][1], peak);
+        }
+    }
+    check_quant();
+    checkasm_report("gemm_u8s8");
+}
