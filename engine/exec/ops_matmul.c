@@ -122,6 +122,14 @@ static pg_status matmul_nd(pg_kctx *k, const float *bias, pg_act_kind act, float
         bshape[d] = y->shape[d];
         nbatch *= bshape[d];
     }
+    if (br == 2 && ar >= 3) {
+        /* one weight for every batch: the batches' rows are one [nbatch*M, K]
+         * product (A and the outputs are contiguous rows), so B is streamed
+         * once instead of once per batch */
+        M *= nbatch;
+        nbatch = 1;
+        brank = 0;
+    }
     /* element strides of each batch dim for A and B (0 if broadcast) */
     int64_t ast = M * K, bst = K * N;
     for (int d = brank - 1; d >= 0; d--) {
