@@ -1,0 +1,235 @@
+"""Convolutional networks exported from torch, run by Peregrine against ONNX
+Runtime, and what a bad CNN graph gets told.
+
+tests/models/make_cnn_models.py writes ResNet-18, MobileNetV2, a small
+YOLO-style detector and a small encoder-decoder (ConvTranspose, depthwise
+5x5, Resize, PixelShuffle, PReLU) with random weights and random BatchNorm
+statistics, exported by the TorchScript exporter (opset 17) and the dynamo
+exporter (opset 18), with ORT's outputs (ORT_DISABLE_ALL) on 3 input sets:
+batch 1 at 64x64, batch 3 at 64x64, batch 2 at 64x96.  A session fixture
+runs it once into a temporary folder; set PEREGRINE_CNN_MODELS_DIR to a
+folder to keep the exports between runs (made there when its manifest.json
+is missing).
+
+For every model x exporter x level (0, 3) x input set each output must match
+ORT's, with tests/test_onnx_models.py's metric:
+
+    rel_err(out) = max|peregrine - ort| / max(max|ort|, 1e-6)  <=  1e-4
+
+An UnsupportedError is an expected failure through test_onnx_models'
+`unsupported_is_xfail` (it prints what is missing); anything else fails.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import peregrine_nb as pg
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAKE = os.path.join(HERE, "models", "make_cnn_models.py")
+_spec = importlib.util.spec_from_file_location("make_cnn_models", MAKE)
+mcm = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(mcm)     # plain data only: no torch import at collection
+
+sys.path.insert(0, HERE)
+from test_onnx_models import TOL, rel_err, unsupported_is_xfail  # noqa: E402
+
+LEVELS = (0, 3)
+
+
+# ---------------------------------------------------------------------------
+# the exported models
+# ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def cnn_models_dir(tmp_path_factory) -> str:
+    out = os.environ.get("PEREGRINE_CNN_MODELS_DIR") or str(tmp_path_factory.mktemp("cnn_models"))
+    if os.path.exists(os.path.join(out, "manifest.json")):
+        return out
+    for mod in ("torch", "onnx", "onnxruntime"):
+        if importlib.util.find_spec(mod) is None:
+            pytest.skip(f"exporting the CNN models needs `{mod}` (the `test` extra of pyproject.toml)")
+    r = subprocess.run([sys.executable, MAKE, "--out", out], capture_output=True, text=True, timeout=1200)
+    print(r.stdout[-4000:])
+    if r.returncode != 0:
+        pytest.fail(f"make_cnn_models.py failed (exit {r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
+    return out
+
+
+@pytest.fixture(scope="session")
+def cnn_manifest(cnn_models_dir) -> dict:
+    with open(os.path.join(cnn_models_dir, "manifest.json")) as f:
+        m = json.load(f)
+    return {(e["model"], e["exporter"]): e for e in m["models"]}
+
+
+def _entry(manifest, name, exporter) -> dict:
+    e = manifest.get((name, exporter))
+    if e is None:
+        pytest.skip(f"{name}-{exporter} is not in the manifest (made with --only?)")
+    if not e["exported"]:
+        pytest.skip(f"{name} does not export with the {exporter} exporter: {e['reason']}")
+    if not e.get("refs", False):
+        pytest.skip(f"{name}-{exporter}: no ORT reference: {e.get('reason', '')}")
+    return e
+
+
+_loaded: dict = {}   # (path, level) -> OnnxModel or the exception loading it raised
+_refs: dict = {}
+
+
+def _model(path: str, level: int) -> pg.OnnxModel:
+    key = (path, level)
+    if key not in _loaded:
+        try:
+            _loaded[key] = pg.OnnxModel(path, level=level, cache_size=3)
+        except Exception as e:   # kept: every case of this file reports it
+            _loaded[key] = e
+    m = _loaded[key]
+    if isinstance(m, Exception):
+        raise m
+    return m
+
+
+def _references(models_dir: str, e: dict) -> dict:
+    path = os.path.join(models_dir, mcm.file_stem(e["model"], e["exporter"]) + ".npz")
+    if path not in _refs:
+        with np.load(path) as z:
+            _refs[path] = {k: z[k] for k in z.files}
+    return _refs[path]
+
+
+def _set(refs: dict, k: int, kind: str) -> dict:
+    return {key.split(".", 2)[2]: a for key, a in refs.items() if key.startswith(f"set{k}.{kind}.")}
+
+
+CASES = [pytest.param(name, exporter, level, k, id=f"{name}-{exporter}-L{level}-{mcm.SHAPE_IDS[k]}")
+         for name in mcm.MODELS for exporter in mcm.EXPORTERS for level in LEVELS for k in range(3)]
+
+
+@pytest.mark.parametrize("name, exporter, level, k", CASES)
+def test_against_onnxruntime(cnn_models_dir, cnn_manifest, name, exporter, level, k):
+    e = _entry(cnn_manifest, name, exporter)
+    refs = _references(cnn_models_dir, e)
+    feeds, want = _set(refs, k, "in"), _set(refs, k, "out")
+    what = f"{name}-{exporter} level {level} {mcm.SHAPE_IDS[k]}"
+    with unsupported_is_xfail(what):
+        got = _model(os.path.join(cnn_models_dir, e["file"]), level).run(feeds)
+    assert set(got) == set(want), f"{what}: outputs {sorted(got)}, ORT gives {sorted(want)}"
+    errs = {}
+    for out_name, ref in want.items():
+        assert got[out_name].shape == ref.shape, f"{what}: {out_name} shape {got[out_name].shape} != {ref.shape}"
+        errs[out_name] = rel_err(got[out_name], ref)
+    print(f"{what}: " + ", ".join(f"{n} {v:.2e}" for n, v in errs.items()))
+    bad = {n: v for n, v in errs.items() if not v <= TOL}
+    assert not bad, f"{what}: relative error above {TOL}: {bad}"
+
+
+@pytest.mark.parametrize("exporter", mcm.EXPORTERS)
+def test_every_cnn_op_is_claimed(cnn_models_dir, cnn_manifest, exporter):
+    """Every op type the exports use is one the importer claims (so a new
+    exporter habit shows up here by name, not as a skipped model)."""
+    onnx = pytest.importorskip("onnx")
+    from peregrine_nb.onnx_import import SUPPORTED_OPS
+    used: dict[str, set] = {}
+    for name in mcm.MODELS:
+        e = _entry(cnn_manifest, name, exporter)
+        g = onnx.load(os.path.join(cnn_models_dir, e["file"]), load_external_data=False).graph
+        for n in g.node:
+            used.setdefault(n.op_type, set()).add(name)
+    print(f"{exporter}: ops used: {sorted(used)}")
+    missing = {op: sorted(ms) for op, ms in used.items() if op not in SUPPORTED_OPS}
+    assert not missing, f"ops the {exporter} exports use that the importer lacks: {missing}"
+
+
+# ---------------------------------------------------------------------------
+# bad input
+# ---------------------------------------------------------------------------
+
+def _onnx_model(nodes, inputs, outputs, inits=(), opset=17):
+    onnx = pytest.importorskip("onnx", reason="needs the onnx package (test extra)")
+    from onnx import helper as h
+    g = h.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)]).SerializeToString()
+
+
+def _tensor(name, a):
+    from onnx import numpy_helper
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def test_conv_weight_channels_mismatch_is_a_shape_error_naming_the_node():
+    """A Conv whose weight has 4 input channels reading a 3-channel image:
+    ShapeError naming the node, the weight and both channel counts."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    w = np.zeros((8, 4, 3, 3), np.float32)
+    data = _onnx_model([h.make_node("Conv", ["x", "w"], ["y"], name="stem_conv", pads=[1, 1, 1, 1])],
+                       [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 16, 16])],
+                       [h.make_tensor_value_info("y", T.FLOAT, ["n", "c", "h", "w"])], [_tensor("w", w)])
+    with pytest.raises(pg.ShapeError) as ei:
+        pg.compile(pg.load_onnx(data))
+    msg = str(ei.value)
+    print(msg)
+    for s in ("stem_conv", "'w'", "4 input channels", "3 channels"):
+        assert s in msg, f"{s!r} missing from: {msg}"
+
+
+@pytest.mark.parametrize("op, attrs, inputs, words", [
+    ("Resize", dict(mode="linear", antialias=1), ["x", "", "scales"], ["antialias"]),
+    ("Resize", dict(mode="nearest", coordinate_transformation_mode="tf_half_pixel_for_nn_sideways"),
+     ["x", "", "scales"], ["coordinate_transformation_mode"]),
+    ("BatchNormalization", dict(training_mode=1), ["x", "s", "b", "m", "v"], ["training_mode"]),
+    ("Conv", dict(auto_pad="SAME_SIDEWAYS"), ["x", "w4"], ["auto_pad"]),
+    ("ConvTranspose", dict(output_shape=[16, 16], pads=[2, 2, 2, 2], strides=[2, 2]), ["x", "wt"],
+     ["output_shape"]),
+    ("DepthToSpace", dict(blocksize=2, mode="RDC"), ["x"], ["mode"]),
+])
+def test_unsupported_attribute_names_node_and_attribute(op, attrs, inputs, words):
+    """An attribute combination the engine does not implement is an
+    UnsupportedError naming the node and the attribute, never a result."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    c = 4
+    inits = [_tensor("scales", np.array([1, 1, 2, 2], np.float32)), _tensor("s", np.ones(c, np.float32)),
+             _tensor("b", np.zeros(c, np.float32)), _tensor("m", np.zeros(c, np.float32)),
+             _tensor("v", np.ones(c, np.float32)), _tensor("w4", np.ones((2, c, 3, 3), np.float32)),
+             _tensor("wt", np.ones((c, 2, 3, 3), np.float32))]
+    used = {i for i in inputs if i}
+    node = h.make_node(op, inputs, ["y"], name=f"the_{op.lower()}", **attrs)
+    data = _onnx_model([node], [h.make_tensor_value_info("x", T.FLOAT, [1, c, 8, 8])],
+                       [h.make_tensor_value_info("y", T.FLOAT, ["n", "c", "h", "w"])],
+                       [t for t in inits if t.name in used], opset=19 if op == "Resize" else 17)
+    x = np.ones((1, c, 8, 8), np.float32)
+    with pytest.raises(pg.UnsupportedError) as ei:
+        pg.OnnxModel(data).run({"x": x})
+    msg = str(ei.value)
+    print(msg)
+    assert f"the_{op.lower()}" in msg, msg
+    for w in words:
+        assert w in msg, f"{w!r} missing from: {msg}"
+
+
+def test_kernel_larger_than_padded_input_is_a_shape_error():
+    pytest.importorskip("onnx")
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    data = _onnx_model([h.make_node("MaxPool", ["x"], ["y"], name="big_pool", kernel_shape=[9, 9])],
+                       [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 4, 4])],
+                       [h.make_tensor_value_info("y", T.FLOAT, ["n", "c", "h", "w"])])
+    with pytest.raises(pg.ShapeError) as ei:
+        pg.compile(pg.load_onnx(data))
+    assert "big_pool" in str(ei.value) and "kernel" in str(ei.value), str(ei.value)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
