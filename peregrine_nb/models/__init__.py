@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 from .minilm import DEFAULT_BUCKETS, MiniLM, bert_graph, find_minilm_dir, minilm
+from .gguf_llm import load_llm
 from .smollm2 import smollm2
 
-__all__ = ["MiniLM", "minilm", "DEFAULT_BUCKETS", "bert_graph", "find_minilm_dir", "smollm2"]
+__all__ = ["MiniLM", "minilm", "DEFAULT_BUCKETS", "bert_graph", "find_minilm_dir", "smollm2",
+           "load_llm"]

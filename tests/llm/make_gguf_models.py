@@ -206,9 +206,17 @@ def _llama3_freqs(n_rot: int, base: float) -> np.ndarray:
     return np.asarray(out, dtype=np.float32)
 
 
-def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny") -> Path:
+def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny",
+                extra_kv: dict | None = None, extra_tensors: dict | None = None,
+                arch: str | None = None, path: str | os.PathLike | None = None) -> Path:
+    """Writes one file (path_for's name unless ``path``).  For the tests of
+    refusals: ``arch`` replaces general.architecture, ``extra_kv`` adds
+    string / float / int keys ("{arch}." is replaced by the architecture),
+    ``extra_tensors`` adds f32 arrays."""
     import gguf
     cfg = dict(ARCHS[name])
+    if arch:
+        cfg["arch"] = arch
     if size == "bench":
         cfg.update(BENCH)
         cfg["HD"] = cfg["HD"] if name in ("qwen3", "gemma") else cfg["E"] // cfg["H"]
@@ -217,7 +225,7 @@ def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny
     QD, KVD = H * HD, KV * HD
     seed = 1000 + 17 * list(ARCHS).index(name) + TYPES.index(wtype) + (500 if size != "tiny" else 0)
     rng = np.random.default_rng(seed)
-    path = path_for(out, name, wtype, size)
+    path = Path(path) if path else path_for(out, name, wtype, size)
     path.parent.mkdir(parents=True, exist_ok=True)
     w = gguf.GGUFWriter(str(path), arch)
     # (not the architecture's name: llama.cpp changes the special tokens'
@@ -244,6 +252,14 @@ def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny
     if cfg.get("softcap"):
         w.add_attn_logit_softcapping(cfg["softcap"][0])
         w.add_final_logit_softcapping(cfg["softcap"][1])
+    for k, v in (extra_kv or {}).items():
+        k = k.replace("{arch}.", arch + ".")
+        if isinstance(v, str):
+            w.add_string(k, v)
+        elif isinstance(v, float):
+            w.add_float32(k, v)
+        else:
+            w.add_uint32(k, int(v))
     tokens, merges, types = make_vocab()
     V = len(tokens)
     w.add_tokenizer_model("gpt2")
@@ -294,6 +310,8 @@ def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny
         if cfg.get("post_norms"):
             vec(p + "post_attention_norm.weight", E)
             vec(p + "post_ffw_norm.weight", E)
+    for tname, arr in (extra_tensors or {}).items():
+        w.add_tensor(tname, np.asarray(arr, dtype=np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

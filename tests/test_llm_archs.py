@@ -1,0 +1,242 @@
+"""The LLM decoder on every architecture it runs, against llama-cpp-python on
+the same files.
+
+The files are tiny random-weight GGUF decoders written by
+tests/llm/make_gguf_models.py (one per architecture x weight type: llama with
+Llama 3 rope_freqs and head 128 MQA; qwen2 with QKV biases, linear RoPE
+scaling, head 64 GQA; qwen3 with Q/K norms, head 80; gemma with head 96 MQA;
+gemma2 with post-norms, soft-capping and a 5-token window on even layers,
+head 128; phi3 with fused QKV / gate|up and 48 of 64 dims rotary).  On each:
+
+- the logits of every position of a plain prompt and of a chat prompt (the
+  file's ChatML template as llama-cpp-python's Jinja formatter renders it,
+  and ours, must agree) equal llama.cpp's within TOL_MAX / TOL_MEAN of the
+  logits' range;
+- the greedy continuation equals llama.cpp's, except where llama.cpp's own
+  best and runner-up are within NEAR_TIE of each other and we took the
+  runner-up.
+
+Tolerances, and why.  Both engines quantise the activations of a quantised
+weight to 8 bits per block of 32 as ggml does; the f32 sums of the dot
+products, exp, tanh and the softmax run in different orders and with
+different rounding, and a one-ulp difference upstream of a quantiser flips
+the rounding of some activations, which then spreads through the layers.
+On top of that ggml's GELU (gemma, gemma2) is a lookup table indexed by the
+input rounded to f16 and returning an f16: about 2^-11 relative per
+activation.  Measured on these files: at most 0.4% of the logit range
+(llama, qwen3; gemma2's soft-capped logits 0.8%), and 0 on some files
+(qwen2, phi3: bit-equal).  TOL_MAX = 2.5% and TOL_MEAN = 0.5% leave room
+for the other kernels' summation orders (the CPU levels below AVX-512) while
+still failing on any real mistake (a wrong RoPE pairing, a missing bias or
+norm, a wrong window moves logits by tens of percent - tested below).
+NEAR_TIE = 2 TOL_MAX of the range: a tie at that noise.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import peregrine_nb
+from peregrine_nb import UnsupportedError
+
+HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location("make_gguf_models", HERE / "llm" / "make_gguf_models.py")
+mk = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(mk)
+
+pytest.importorskip("gguf")
+llama_cpp = pytest.importorskip("llama_cpp")
+
+TOL_MAX = 0.025
+TOL_MEAN = 0.005
+NEAR_TIE = 2 * TOL_MAX
+N_GREEDY = 8
+PROMPT = "The quick brown fox jumps over the lazy dog. Hello, world! Once upon a time"
+CHAT = "Name a fruit."
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("gguf_archs")
+
+
+def model_file(model_dir, arch, wtype):
+    p = mk.path_for(model_dir, arch, wtype)
+    if not p.exists():
+        mk.write_model(model_dir, arch, wtype)
+    return p
+
+
+def load_ours(path, **kw):
+    return peregrine_nb.models.load_llm(path, threads=2, n_ctx=128, **kw)
+
+
+def load_ref(path):
+    return llama_cpp.Llama(model_path=str(path), n_ctx=128, n_threads=2, logits_all=True,
+                           verbose=False)
+
+
+def ref_logits(ref, ids):
+    ref.reset()
+    ref.eval(ids)
+    return np.asarray(ref.scores[:len(ids)], dtype=np.float32)
+
+
+def ref_greedy(ref, ids, n):
+    """llama.cpp's greedy tokens, with its margins and runners-up."""
+    ref.reset()
+    ref.eval(ids)
+    want, margins, runner = [], [], []
+    for _ in range(n):
+        row = np.asarray(ref.scores[ref.n_tokens - 1], dtype=np.float32)
+        top = np.argsort(-row, kind="stable")[:2]
+        want.append(int(top[0]))
+        runner.append(int(top[1]))
+        margins.append(float(row[top[0]] - row[top[1]]))
+        ref.eval([want[-1]])
+    return want, margins, runner
+
+
+def ours_or_refusal(path, wtype):
+    """Our decoder on the file, or None when the weight type is one the
+    decoder refuses: then the refusal must be an UnsupportedError naming it."""
+    try:
+        return load_ours(path)
+    except UnsupportedError as e:
+        assert wtype in str(e).lower(), e
+        return None
+
+
+def assert_close(ours, want, what):
+    scale = float(np.abs(want).max())
+    err = np.abs(ours - want)
+    assert err.max() <= TOL_MAX * scale and err.mean() <= TOL_MEAN * scale, \
+        (what, float(err.max()), float(err.mean()), scale)
+
+
+@pytest.mark.parametrize("wtype", mk.TYPES)
+@pytest.mark.parametrize("arch", list(mk.ARCHS))
+def test_logits_and_greedy_match_llama_cpp(model_dir, arch, wtype):
+    path = model_file(model_dir, arch, wtype)
+    ours = ours_or_refusal(path, wtype)
+    if ours is None:
+        pytest.skip(f"the decoder refuses {wtype} weights (UnsupportedError, checked)")
+    cfg = mk.ARCHS[arch]
+    info = ours.info
+    assert (info.arch, info.head_dim, info.n_head, info.n_head_kv, info.n_layer) == \
+        (cfg["arch"], cfg["HD"], cfg["H"], cfg["KV"], cfg["L"])
+    ref = load_ref(path)
+
+    # the chat template from the file's metadata, as llama-cpp-python renders it
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+    tmpl = ours.gguf.chat_template
+    assert tmpl == ref.metadata["tokenizer.chat_template"]
+    fmt = Jinja2ChatFormatter(template=tmpl, eos_token="<|im_end|>", bos_token="<|endoftext|>")
+    chat_text = fmt(messages=[{"role": "user", "content": CHAT}]).prompt
+    assert ours.format_chat(CHAT) == chat_text
+
+    for text in (PROMPT, chat_text):
+        ids = ref.tokenize(text.encode(), add_bos=False, special=True)
+        assert ours.tokenize(text) == ids
+        want = ref_logits(ref, ids)
+        ours.reset()
+        got = ours.eval(ids, logits_all=True)
+        assert_close(got, want, (arch, wtype, text[:20]))
+
+        tokens, margins, runner = ref_greedy(ref, ids, N_GREEDY)
+        scale = float(np.abs(want).max())
+        got_tokens = list(ours.generate_ids(ids, max_new_tokens=N_GREEDY, temperature=0.0,
+                                            stop_at_eos=False))
+        n = next((i for i in range(N_GREEDY) if got_tokens[i] != tokens[i]), N_GREEDY)
+        if n < N_GREEDY:
+            assert margins[n] < NEAR_TIE * scale and got_tokens[n] == runner[n], \
+                (arch, wtype, n, margins[n], got_tokens, tokens)
+
+
+@pytest.mark.parametrize("arch", list(mk.ARCHS))
+def test_batches_and_decode_agree(model_dir, arch):
+    """Prefill in batches of 3, and token by token, give the one-batch logits
+    (the GEMM and GEMV forms, the cache written across batches, the window
+    across batch edges)."""
+    path = model_file(model_dir, arch, "q8_0")
+    one = load_ours(path)
+    small = load_ours(path, max_batch=3)
+    ids = one.tokenize(PROMPT)
+    a = one.eval(ids, logits_all=True)
+    b = small.eval(ids, logits_all=True)
+    scale = float(np.abs(a).max())
+    np.testing.assert_allclose(b, a, atol=1e-3 * scale)
+    one.reset()
+    rows = [one.eval([t]) for t in ids]
+    np.testing.assert_allclose(np.stack(rows), a, atol=1e-3 * scale)
+
+
+def test_features_matter(model_dir, tmp_path):
+    """The comparisons above can fail: the same gemma2 file read as if its
+    window were the whole context moves the logits past the tolerance (so
+    the window is really applied), and a qwen2 file without its linear RoPE
+    scaling likewise."""
+    for arch, kv in (("gemma2", {"{arch}.attention.sliding_window": 4096}),
+                     ("qwen2", None)):
+        base = model_file(model_dir, arch, "q8_0")
+        ids = load_ours(base).tokenize(PROMPT)
+        want = ref_logits(load_ref(base), ids)
+        cfg = dict(mk.ARCHS[arch])
+        saved = mk.ARCHS[arch]
+        try:
+            if arch == "gemma2":
+                mk.ARCHS[arch] = {k: v for k, v in cfg.items() if k != "swa"}
+                alt = mk.write_model(tmp_path, arch, "q8_0", extra_kv=kv,
+                                     path=tmp_path / f"{arch}-alt.gguf")
+            else:
+                mk.ARCHS[arch] = {k: v for k, v in cfg.items() if k != "linear_rope"}
+                alt = mk.write_model(tmp_path, arch, "q8_0", path=tmp_path / f"{arch}-alt.gguf")
+        finally:
+            mk.ARCHS[arch] = saved
+        got = load_ours(alt).eval(ids, logits_all=True)
+        err = np.abs(got - want)
+        assert err.max() > TOL_MAX * float(np.abs(want).max()), arch
+
+
+def test_refusals_name_what_is_unsupported(tmp_path):
+    cases = [
+        (dict(arch="mamba"), "architecture 'mamba'"),
+        (dict(extra_kv={"{arch}.rope.scaling.type": "yarn"}), "rope.scaling.type"),
+        (dict(extra_kv={"{arch}.expert_count": 8}), "expert_count"),
+        (dict(extra_tensors={"rope_factors_long.weight": np.ones(32)}), "rope_factors_long.weight"),
+        (dict(extra_tensors={"blk.0.attn_output.bias": np.zeros(256)}), "blk.0.attn_output.bias"),
+    ]
+    for i, (kw, needle) in enumerate(cases):
+        name = "llama" if "arch" in kw else "phi3"
+        p = mk.write_model(tmp_path, name, "q8_0", path=tmp_path / f"bad{i}.gguf", **kw)
+        with pytest.raises(UnsupportedError, match=needle.replace("(", r"\(").replace(".", r"\.")):
+            load_ours(p)
+
+
+def find_cli():
+    for c in (os.environ.get("PEREGRINE_CLI"), shutil.which("peregrine")):
+        if c and Path(c).is_file():
+            return c
+    return None
+
+
+@pytest.mark.parametrize("arch", ["qwen3", "gemma2"])
+def test_cli_run(model_dir, arch):
+    cli = find_cli()
+    if cli is None:
+        pytest.skip("the peregrine CLI is not on PATH (set PEREGRINE_CLI)")
+    path = model_file(model_dir, arch, "q8_0")
+    ours = load_ours(path)
+    want = ours.detokenize(list(ours.generate_ids(PROMPT, max_new_tokens=6, temperature=0.0,
+                                                  stop_at_eos=False)))
+    r = subprocess.run([cli, "run", "-m", str(path), "-p", PROMPT, "-n", "6", "-t", "1",
+                        "--ignore-eos"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == want.strip()
