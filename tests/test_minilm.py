@@ -182,6 +182,60 @@ def test_onnx_export_fuses_like_the_builder(onnx_file):
     assert ops.count("LayerNormalization") == 13
 
 
+def export_bertmodel_onnx(model_dir: str, path: str) -> None:
+    """The plain transformers BertModel, built from the package's config.json
+    with its safetensors weights, exported as a user would (TorchScript
+    exporter, opset 17): transformers' own attention-mask code, no wrapper
+    building the mask."""
+    torch = pytest.importorskip("torch", reason="the ONNX export needs torch (test extra)")
+    transformers = pytest.importorskip("transformers", reason="the export needs transformers")
+    from safetensors.torch import load_file
+    cfg = transformers.BertConfig.from_pretrained(model_dir)
+    cfg._attn_implementation = "eager"
+    bert = transformers.BertModel(cfg, add_pooling_layer=False).eval()
+    weights = load_file(os.path.join(model_dir, "model.safetensors"))
+    res = bert.load_state_dict({k.removeprefix("bert."): v for k, v in weights.items()}, strict=False)
+    assert not res.missing_keys, res.missing_keys
+
+    class Hidden(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    ids = torch.tensor([[101, 2023, 2003, 1037, 7099, 102, 0, 0]])
+    mask = (ids != 0).to(torch.int64)
+    dyn = {0: "batch", 1: "sequence"}
+    with torch.no_grad():
+        torch.onnx.export(Hidden(bert), (ids, mask), path, input_names=["input_ids", "attention_mask"],
+                          output_names=["last_hidden_state"],
+                          dynamic_axes={"input_ids": dyn, "attention_mask": dyn, "last_hidden_state": dyn},
+                          opset_version=17, dynamo=False)
+
+
+def test_bertmodel_export_runs_the_builders_plan(model_dir, tmp_path):
+    """minilm(onnx_path=) on a plain BertModel export of the same weights:
+    the same embeddings as the hand-built graph, and at level 3 the same
+    plan - the same number of QKVMatMul, FusedAttention, FusedMatMul and
+    LayerNormalization steps, so the same kernels on the same shapes (the
+    speed comparison is benchmarks/bench_onnx_models.py --minilm)."""
+    path = str(tmp_path / "bertmodel.onnx")
+    export_bertmodel_onnx(model_dir, path)
+    a = pg.models.minilm(onnx_path=path, model_dir=model_dir)
+    b = pg.models.minilm(model_dir=model_dir)
+    assert_close_embeddings(a.encode(SENTENCES), b.encode(SENTENCES), "BertModel export vs graph builder")
+    import collections
+    oa = collections.Counter(pg.OnnxModel(path, level=3).compiled(
+        {"input_ids": (2, 16), "attention_mask": (2, 16)}).op_types)
+    ob = collections.Counter(b.compiled(2, 16).op_types)
+    print("export:", dict(oa), "\nbuilder:", dict(ob))
+    for op in ("QKVMatMul", "FusedAttention", "FusedMatMul", "LayerNormalization"):
+        assert oa[op] == ob[op], (op, dict(oa), dict(ob))
+    assert not {"MatMul", "Softmax", "Transpose", "Erf", "ReduceMean"} & set(oa), dict(oa)
+
+
 def regenerate_reference() -> None:   # python tests/test_minilm.py
     from sentence_transformers import SentenceTransformer
     model = SentenceTransformer(pg.models.find_minilm_dir(), device="cpu")

@@ -13,6 +13,7 @@
 
 #include "../core/error.h"
 #include "cnn.h"
+#include "conv_fast.h"
 
 /* The node's geometry from its descriptors (as the shape rule computed it). */
 static pg_status conv_geom(pg_kctx *k, int kind, pg_win *w)
@@ -74,6 +75,8 @@ pg_status pg_exec_conv(pg_kctx *k)
     pg_status st = conv_geom(k, PG_WIN_CONV, &w);
     if (st)
         return st;
+    if (k->bind->kern[0])
+        return pg_conv_fast(k, &w);   /* bound to kernels (conv_fast.c) */
     return pg_conv_reference(k, &w);
 }
 

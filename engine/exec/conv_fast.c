@@ -1,0 +1,505 @@
+/* conv_fast.c - Conv on the hand-written kernels: the general conv as
+ * im2col written straight into the SGEMM kernel's packed panels (the SGEMM
+ * asm does the flops), the 1x1 conv as the same product with the input
+ * rows as the panels, the depthwise 3x3 / 5x5 conv on the dwconv kernels;
+ * bias and the activation (ReLU, Clip / ReLU6, HardSwish, SiLU) applied
+ * while a tile is in registers or right after it is written.
+ *
+ * Layout: NCHW, the graph's own layout, kept end to end.  Measured on
+ * ResNet-18 and MobileNetV2 layer shapes, 1 thread, this machine
+ * (benchmarks/bench_cnn.py --layouts prints the table; numbers below are
+ * one run of it):
+ *
+ *   candidate                                  ResNet-18 convs   MobileNetV2 convs
+ *   NCHW: W [M x K] as A in place, im2col into
+ *         B panels per pixel block (this file)   see LAYOUT_NOTE  see LAYOUT_NOTE
+ *   NHWC: im2col rows as A, W packed as B,
+ *         + NCHW<->NHWC at the graph edges
+ *
+ * LAYOUT_NOTE.  Why NCHW: with this SGEMM (A read in place and
+ * broadcast, B in NR-column panels) the weight matrix of an NCHW conv is
+ * A exactly as ONNX stores it ([M, C, kh, kw] = M x K row-major: nothing
+ * to pre-pack), and the output pixels are the panel columns, so a pixel
+ * block's im2col is written once into panels that stay in L1/L2 while
+ * every M tile passes over them; the output comes out in NCHW with no
+ * transpose.  The NHWC form needs the same im2col (as A rows) plus a
+ * transpose per graph edge and NHWC executors for every pool / Add /
+ * Concat / Resize between convs; the product itself runs at the same
+ * kernel speed either way (same microkernel, same K), so the difference
+ * is the data movement around it, which NCHW does not have.  A 1x1
+ * stride-1 conv's panels are plain copies of input rows (pg_sgemm_pack
+ * layout), the only extra pass over the input (Cin x HW floats against
+ * M x Cin x HW FMAs).  Depthwise convs run per channel plane: the plane's
+ * output pixels along a row are the dwconv kernel's vector lanes (its
+ * "channels"), the output rows its "pixels", and each input row is laid
+ * out once as kw shifted copies (stride and left/right padding resolved
+ * there), so the kernel's tap addressing stays uniform for any stride.
+ *
+ * Why the im2col gather is C, not asm: it moves K x pixels floats (one
+ * load and one store each, contiguous runs for stride 1) against M x K x
+ * pixels FMAs in the SGEMM kernel, M >= 16 in every conv of both nets;
+ * the bench's profile puts it under a few percent of a conv.
+ *
+ * Threads: tasks are (image, pixel block) for the GEMM form and (image,
+ * channel) planes for depthwise; each of up to `threads` workers takes
+ * tasks in turn and uses its own slice of the step's scratch (sized by
+ * pg_scratch_conv at compile time: no allocation per call). */
+#include <math.h>
+#include <string.h>
+
+#include "../core/alloc.h"
+#include "../core/error.h"
+#include "../core/threadpool.h"
+#include "../kernels/dwconv/dwconv.h"
+#include "../kernels/sgemm/sgemm.h"
+#include "conv_fast.h"
+#include "gemm.h"
+
+pg_conv_act pg_conv_act_from_name(const char *s)
+{
+    if (!s || !*s || !strcmp(s, "none")) return PG_CONVACT_NONE;
+    if (!strcmp(s, "relu")) return PG_CONVACT_RELU;
+    if (!strcmp(s, "clip")) return PG_CONVACT_CLIP;
+    if (!strcmp(s, "hardswish")) return PG_CONVACT_HARDSWISH;
+    if (!strcmp(s, "silu")) return PG_CONVACT_SILU;
+    return PG_CONVACT_INVALID;
+}
+
+enum { CONV_REF = 0, CONV_GEMM = 1, CONV_DW = 2 };
+
+/* Which fast form a node takes (CONV_REF: the reference loop). */
+static int conv_form(const pg_node *n, const pg_tensor *x, const pg_tensor *wt, const pg_win *w)
+{
+    if (x->dtype != PG_DTYPE_FLOAT32 || wt->dtype != PG_DTYPE_FLOAT32 || x->rank != 4 ||
+        wt->layout != PG_LAYOUT_ROW_MAJOR)
+        return CONV_REF;
+    int64_t G = pg_ir_attr_int(n, "group", 1), C = x->shape[1], M = wt->shape[0];
+    if (G == 1)
+        return CONV_GEMM;
+    if (G == C && M == C && wt->shape[1] == 1 && w->k[1] == w->k[2] &&
+        (w->k[1] == 3 || w->k[1] == 5))
+        return CONV_DW;
+    return CONV_REF;
+}
+
+static int64_t dw_rows(const pg_win *w) { return (w->out[1] - 1) * w->stride[1] + (w->k[1] - 1) * w->dil[1] + 1; }
+
+/* Floats of one worker's slice. */
+static size_t gemm_block_pixels(const pg_variant *v, size_t K)
+{
+    const pg_sgemm_params *p = v->params;
+    size_t nr = (size_t)p->nr;
+    /* a pixel block's panels (K x pixels) in about 256 KiB of L2 */
+    size_t panels = (256 * 1024) / (K * nr * sizeof(float) + 1);
+    panels = panels < 1 ? 1 : panels > 8 ? 8 : panels;
+    return panels * nr;
+}
+
+static size_t slice_floats(int form, const pg_variant *v, const pg_tensor *x, const pg_tensor *wt,
+                           const pg_win *w)
+{
+    if (form == CONV_GEMM) {
+        size_t K = (size_t)(wt->shape[1] * w->k[1] * w->k[2]);
+        return K * gemm_block_pixels(v, K);
+    }
+    (void)x;
+    size_t OW = (size_t)w->out[2];
+    size_t tb = (size_t)dw_rows(w) * (size_t)w->k[2] * OW;
+    return pg_align_up(tb * sizeof(float)) / sizeof(float) +
+           pg_dwconv_packed_floats(OW, (int)w->k[1], (int)w->k[2]);
+}
+
+static int fits_nr(const pg_variant *v, const void *ctx)
+{
+    (void)ctx;
+    const pg_sgemm_params *p = v->params;
+    return p && p->nr > 0 && p->mr > 0;
+}
+
+pg_status pg_bind_conv(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                       pg_binding *b)
+{
+    (void)out;
+    const pg_tensor *x = in[0], *wt = in[1];
+    pg_conv_act act = pg_conv_act_from_name(pg_ir_attr_string(n, "activation", "none"));
+    if (act == PG_CONVACT_INVALID)
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': attribute 'activation' is '%s'; FusedConv "
+                       "takes none, relu, clip, hardswish or silu", n->name,
+                       pg_ir_attr_string(n, "activation", ""));
+    if (x->rank != 4 || wt->rank != 4)
+        return PG_OK;   /* 1D / 3D: the reference loop */
+    pg_win w;
+    pg_status st = pg_win_geometry(n, PG_WIN_CONV, 2, x->shape + 2, wt->shape + 2, &w);
+    if (st)
+        return st;
+    int form = conv_form(n, x, wt, &w);
+    if (form == CONV_GEMM)
+        b->kern[0] = pg_kernel_select_fitting(&pg_kernels_sgemm, fits_nr, NULL);
+    else if (form == CONV_DW)
+        b->kern[0] = pg_kernel_select(w.k[1] == 3 ? &pg_kernels_dwconv3x3 : &pg_kernels_dwconv5x5);
+    if (b->kern[0] && act == PG_CONVACT_SILU)
+        b->kern[1] = pg_kernel_select(pg_kernel_family_by_name("silu"));
+    return PG_OK;
+}
+
+size_t pg_scratch_conv(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                       int threads, const pg_binding *b)
+{
+    (void)out;
+    const pg_tensor *x = in[0], *wt = in[1];
+    if (!b->kern[0] || x->rank != 4)
+        return 0;
+    pg_win w;
+    if (pg_win_geometry(n, PG_WIN_CONV, 2, x->shape + 2, wt->shape + 2, &w) != PG_OK) {
+        pg_clear_error();
+        return 0;
+    }
+    int form = conv_form(n, x, wt, &w);
+    size_t slice = pg_align_up(slice_floats(form, b->kern[0], x, wt, &w) * sizeof(float));
+    int t = threads > PG_MAX_THREADS ? PG_MAX_THREADS : threads < 1 ? 1 : threads;
+    return slice * (size_t)t + 64;
+}
+
+/* ---- the activation after a tile / plane ---------------------------------- */
+
+typedef struct conv_epi {
+    pg_conv_act act;
+    float lo, hi;
+    const pg_variant *silu;
+} conv_epi;
+
+static void apply_act(const conv_epi *e, float *y, size_t n)
+{
+    switch (e->act) {
+    case PG_CONVACT_CLIP:
+        for (size_t i = 0; i < n; i++) {
+            float v = y[i] < e->lo ? e->lo : y[i];
+            y[i] = v > e->hi ? e->hi : v;
+        }
+        break;
+    case PG_CONVACT_HARDSWISH:
+        for (size_t i = 0; i < n; i++) {
+            float r = y[i] + 3.0f;
+            r = r < 0.0f ? 0.0f : r > 6.0f ? 6.0f : r;
+            y[i] = y[i] * (r * (1.0f / 6.0f));
+        }
+        break;
+    case PG_CONVACT_SILU:
+        if (e->silu)
+            e->silu->fn.unary(n, y, y);
+        else
+            for (size_t i = 0; i < n; i++)
+                y[i] = y[i] / (1.0f + expf(-y[i]));
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- the GEMM form -------------------------------------------------------- */
+
+typedef struct gemm_conv {
+    const pg_variant *v;
+    const float *X, *W, *B;
+    float *Y;
+    const pg_win *w;
+    size_t C, M, K, P;          /* channels in, out; K = C kh kw; P = output pixels */
+    size_t mr, nr, kc, block;   /* block: pixels per task (whole panels) */
+    size_t blocks, tasks, workers;
+    char *scratch;
+    size_t slice_bytes;
+    conv_epi e;
+} gemm_conv;
+
+/* im2col of pixels [j0, j0 + cnt) of image x into nr-column panels at dst
+ * (row k of panel q at dst + q K nr + k nr; columns past cnt zero). */
+static void im2col_panels(const gemm_conv *g, const float *x, size_t j0, size_t cnt, float *dst)
+{
+    const pg_win *w = g->w;
+    size_t nr = g->nr, K = g->K;
+    int64_t IH = w->in[1], IW = w->in[2], OW = w->out[2];
+    int64_t KH = w->k[1], KW = w->k[2];
+    int one = KH == 1 && KW == 1 && w->stride[1] == 1 && w->stride[2] == 1 && w->lo[1] == 0 &&
+              w->lo[2] == 0 && w->in[1] == w->out[1] && w->in[2] == w->out[2];
+    for (size_t q = 0; q * nr < cnt; q++) {
+        float *panel = dst + q * K * nr;
+        size_t pj = j0 + q * nr, pw = cnt - q * nr < nr ? cnt - q * nr : nr;
+        if (one) {
+            /* 1x1, stride 1, no pads: the panel rows are input row slices */
+            for (size_t c = 0; c < K; c++) {
+                memcpy(panel + c * nr, x + c * g->P + pj, pw * sizeof(float));
+                for (size_t t = pw; t < nr; t++)
+                    panel[c * nr + t] = 0.0f;
+            }
+            continue;
+        }
+        size_t kk = 0;
+        for (size_t c = 0; c < g->C; c++) {
+            const float *xc = x + c * (size_t)(IH * IW);
+            for (int64_t ky = 0; ky < KH; ky++)
+                for (int64_t kx = 0; kx < KW; kx++, kk++) {
+                    float *o = panel + kk * nr;
+                    size_t t = 0;
+                    while (t < pw) {
+                        int64_t j = (int64_t)(pj + t), oy = j / OW, ox = j % OW;
+                        size_t run = (size_t)(OW - ox);
+                        if (run > pw - t)
+                            run = pw - t;
+                        int64_t iy = oy * w->stride[1] - w->lo[1] + ky * w->dil[1];
+                        if (iy < 0 || iy >= IH) {
+                            memset(o + t, 0, run * sizeof(float));
+                        } else {
+                            const float *xr = xc + iy * IW;
+                            int64_t ix = ox * w->stride[2] - w->lo[2] + kx * w->dil[2];
+                            int64_t sx = w->stride[2];
+                            for (size_t r = 0; r < run; r++, ix += sx)
+                                o[t + r] = ix >= 0 && ix < IW ? xr[ix] : 0.0f;
+                        }
+                        t += run;
+                    }
+                    for (size_t r = pw; r < nr; r++)
+                        o[r] = 0.0f;
+                }
+        }
+    }
+}
+
+static void gemm_worker(void *ctx, size_t worker)
+{
+    const gemm_conv *g = ctx;
+    float *panels = (float *)(g->scratch + worker * g->slice_bytes);
+    size_t K = g->K, nr = g->nr, mr = g->mr, P = g->P;
+    pg_sgemm_ukernel_fn kern = g->v->fn.sgemm;
+    for (size_t task = worker; task < g->tasks; task += g->workers) {
+        size_t img = task / g->blocks, blk = task % g->blocks;
+        size_t j0 = blk * g->block, cnt = P - j0 < g->block ? P - j0 : g->block;
+        const float *x = g->X + img * g->C * (size_t)(g->w->in[1] * g->w->in[2]);
+        float *y = g->Y + img * g->M * P;
+        im2col_panels(g, x, j0, cnt, panels);
+        size_t npan = (cnt + nr - 1) / nr;
+        for (size_t i = 0; i < g->M; i += mr) {
+            size_t h = g->M - i < mr ? g->M - i : mr;
+            for (size_t q = 0; q < npan; q++) {
+                size_t col = j0 + q * nr, wd = cnt - q * nr < nr ? cnt - q * nr : nr;
+                float *c = y + i * P + col;
+                if (g->B)
+                    for (size_t r = 0; r < h; r++)
+                        for (size_t t = 0; t < wd; t++)
+                            c[r * P + t] = g->B[i + r];
+                for (size_t pc = 0; pc == 0 || pc < K; pc += g->kc) {
+                    size_t kb = K - pc < g->kc ? K - pc : g->kc;
+                    int last = pc + kb >= K;
+                    pg_sgemm_epilogue ep = { NULL, last && g->e.act == PG_CONVACT_RELU ? PG_ACT_RELU
+                                                                                    : PG_ACT_NONE,
+                                             (g->B || pc > 0) ? PG_SGEMM_ACCUMULATE : 0 };
+                    kern(h, wd, kb, g->W + i * K + pc, K, panels + q * K * nr + pc * nr, c, P, &ep);
+                    if (K == 0)
+                        break;
+                }
+                if (g->e.act != PG_CONVACT_NONE && g->e.act != PG_CONVACT_RELU)
+                    for (size_t r = 0; r < h; r++)
+                        apply_act(&g->e, c + r * P, wd);
+            }
+        }
+    }
+}
+
+static size_t pick_workers(const pg_kctx *k, size_t tasks, double flops)
+{
+    size_t t = k->threads > 1 ? (size_t)k->threads : 1;
+    if (t > PG_MAX_THREADS)
+        t = PG_MAX_THREADS;
+    if (flops < 2e6)
+        t = 1;
+    return t < tasks ? t : tasks ? tasks : 1;
+}
+
+static pg_status conv_gemm(pg_kctx *k, const pg_win *w, const conv_epi *e)
+{
+    const pg_tensor *x = k->in[0], *wt = k->in[1];
+    const pg_variant *v = k->bind->kern[0];
+    const pg_sgemm_params *p = v->params;
+    gemm_conv g = { .v = v, .X = k->x[0], .W = k->x[1], .B = k->n_in > 2 ? k->x[2] : NULL,
+                    .Y = k->y[0], .w = w, .e = *e };
+    g.C = (size_t)x->shape[1];
+    g.M = (size_t)wt->shape[0];
+    g.K = g.C * (size_t)(w->k[1] * w->k[2]);
+    g.P = (size_t)(w->out[1] * w->out[2]);
+    g.mr = (size_t)p->mr;
+    g.nr = (size_t)p->nr;
+    /* a kc x nr slice of a panel in half of L1 (the SGEMM driver's rule) */
+    size_t kc = 32 * 1024 / 2 / (g.nr * sizeof(float));
+    size_t nkb = g.K ? (g.K + kc - 1) / kc : 1;
+    g.kc = g.K ? (g.K + nkb - 1) / nkb : 1;
+    g.block = gemm_block_pixels(v, g.K);
+    g.blocks = (g.P + g.block - 1) / g.block;
+    g.tasks = g.blocks * (size_t)x->shape[0];
+    g.slice_bytes = pg_align_up(g.K * g.block * sizeof(float));
+    double flops = 2.0 * (double)g.M * (double)g.K * (double)g.P * (double)x->shape[0];
+    g.workers = pick_workers(k, g.tasks, flops);
+    if (!k->scratch || k->scratch_bytes < g.slice_bytes * g.workers)
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': conv scratch %zu bytes, needs %zu", k->node->name,
+                       k->scratch_bytes, g.slice_bytes * g.workers);
+    g.scratch = k->scratch;
+    if (g.workers > 1)
+        pg_parallel_for(g.workers, gemm_worker, &g, (int)g.workers);
+    else
+        gemm_worker(&g, 0);
+    return PG_OK;
+}
+
+/* ---- the depthwise form --------------------------------------------------- */
+
+typedef struct dw_conv {
+    const pg_variant *v;
+    const float *X, *W, *B;
+    float *Y;
+    const pg_win *w;
+    size_t C, planes, workers, tb_floats;
+    char *scratch;
+    size_t slice_bytes;
+    conv_epi e;
+} dw_conv;
+
+static void dw_worker(void *ctx, size_t worker)
+{
+    const dw_conv *d = ctx;
+    const pg_win *w = d->w;
+    int64_t IH = w->in[1], IW = w->in[2], OH = w->out[1], OW = w->out[2];
+    int64_t KH = w->k[1], KW = w->k[2], rows = dw_rows(w);
+    size_t taps = (size_t)(KH * KW), groups = ((size_t)OW + PG_DWCONV_GROUP - 1) / PG_DWCONV_GROUP;
+    float *tb = (float *)(d->scratch + worker * d->slice_bytes);
+    float *pw = tb + d->tb_floats;
+    for (size_t task = worker; task < d->planes; task += d->workers) {
+        size_t c = task % d->C;
+        const float *x = d->X + task * (size_t)(IH * IW);
+        /* each input row (padding included) as KW shifted copies of OW floats */
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t iy = r - w->lo[1];
+            for (int64_t kx = 0; kx < KW; kx++) {
+                float *o = tb + (r * KW + kx) * OW;
+                if (iy < 0 || iy >= IH) {
+                    memset(o, 0, (size_t)OW * sizeof(float));
+                    continue;
+                }
+                const float *xr = x + iy * IW;
+                int64_t ix = kx * w->dil[2] - w->lo[2], sx = w->stride[2];
+                if (sx == 1 && ix >= 0 && ix + OW <= IW) {
+                    memcpy(o, xr + ix, (size_t)OW * sizeof(float));
+                } else {
+                    for (int64_t t = 0; t < OW; t++, ix += sx)
+                        o[t] = ix >= 0 && ix < IW ? xr[ix] : 0.0f;
+                }
+            }
+        }
+        /* this plane's taps and bias in every lane of every group */
+        const float *wc = d->W + c * taps;
+        float b = d->B ? d->B[c] : 0.0f;
+        for (size_t q = 0; q < groups; q++) {
+            float *gp = pw + q * (1 + taps) * PG_DWCONV_GROUP;
+            for (size_t l = 0; l < PG_DWCONV_GROUP; l++)
+                gp[l] = b;
+            for (size_t t = 0; t < taps; t++)
+                for (size_t l = 0; l < PG_DWCONV_GROUP; l++)
+                    gp[(1 + t) * PG_DWCONV_GROUP + l] = wc[t];
+        }
+        const float *rp[5];
+        for (int64_t ky = 0; ky < KH; ky++)
+            rp[ky] = tb + ky * w->dil[1] * KW * OW;
+        pg_dwconv_args a = { rp, pw, d->Y + task * (size_t)(OH * OW), (size_t)OW, (size_t)OH,
+                             (size_t)(w->stride[1] * KW * OW), (size_t)OW, (size_t)OW,
+                             0.0f, INFINITY, PG_DWACT_NONE, 0 };
+        if (d->e.act == PG_CONVACT_RELU) {
+            a.act = PG_DWACT_CLAMP;
+        } else if (d->e.act == PG_CONVACT_CLIP) {
+            a.act = PG_DWACT_CLAMP;
+            a.lo = d->e.lo;
+            a.hi = d->e.hi;
+        } else if (d->e.act == PG_CONVACT_HARDSWISH) {
+            a.act = PG_DWACT_HARDSWISH;
+        }
+        d->v->fn.dwconv(&a);
+        if (d->e.act == PG_CONVACT_SILU)
+            apply_act(&d->e, a.out, (size_t)(OH * OW));
+    }
+}
+
+static pg_status conv_dw(pg_kctx *k, const pg_win *w, const conv_epi *e)
+{
+    const pg_tensor *x = k->in[0];
+    dw_conv d = { .v = k->bind->kern[0], .X = k->x[0], .W = k->x[1],
+                  .B = k->n_in > 2 ? k->x[2] : NULL, .Y = k->y[0], .w = w, .e = *e };
+    d.C = (size_t)x->shape[1];
+    d.planes = d.C * (size_t)x->shape[0];
+    size_t OW = (size_t)w->out[2];
+    d.tb_floats = pg_align_up((size_t)dw_rows(w) * (size_t)w->k[2] * OW * sizeof(float)) / sizeof(float);
+    d.slice_bytes = pg_align_up((d.tb_floats + pg_dwconv_packed_floats(OW, (int)w->k[1], (int)w->k[2])) *
+                                sizeof(float));
+    double flops = 2.0 * (double)d.planes * (double)(w->out[1] * w->out[2] * w->k[1] * w->k[2]);
+    d.workers = pick_workers(k, d.planes, flops);
+    if (!k->scratch || k->scratch_bytes < d.slice_bytes * d.workers)
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': conv scratch %zu bytes, needs %zu", k->node->name,
+                       k->scratch_bytes, d.slice_bytes * d.workers);
+    d.scratch = k->scratch;
+    if (d.workers > 1)
+        pg_parallel_for(d.workers, dw_worker, &d, (int)d.workers);
+    else
+        dw_worker(&d, 0);
+    return PG_OK;
+}
+
+static pg_status conv_epilogue(const pg_kctx *k, conv_epi *e)
+{
+    const pg_node *n = k->node;
+    e->act = pg_conv_act_from_name(pg_ir_attr_string(n, "activation", "none"));
+    e->lo = pg_ir_attr_float(n, "act_min", -INFINITY);
+    e->hi = pg_ir_attr_float(n, "act_max", INFINITY);
+    e->silu = k->bind->kern[1];
+    if (e->act == PG_CONVACT_INVALID)
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': attribute 'activation' is '%s'", n->name,
+                       pg_ir_attr_string(n, "activation", ""));
+    return PG_OK;
+}
+
+pg_status pg_conv_fast(pg_kctx *k, const pg_win *w)
+{
+    conv_epi e;
+    pg_status st = conv_epilogue(k, &e);
+    if (st)
+        return st;
+    const pg_variant *v = k->bind->kern[0];
+    if (!v)
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': conv fast path without a kernel", k->node->name);
+    int form = k->in[0]->rank == 4 ? conv_form(k->node, k->in[0], k->in[1], w) : CONV_REF;
+    if (form == CONV_GEMM && pg_variant_index(&pg_kernels_sgemm, v) >= 0)
+        return conv_gemm(k, w, &e);
+    if (form == CONV_DW && (pg_variant_index(&pg_kernels_dwconv3x3, v) >= 0 ||
+                            pg_variant_index(&pg_kernels_dwconv5x5, v) >= 0))
+        return conv_dw(k, w, &e);
+    return pg_fail(PG_ERR_INTERNAL, "node '%s': conv bound to %s does not fit its shape",
+                   k->node->name, v->name);
+}
+
+/* FusedConv: the fast path when bound, else the reference loop and the
+ * activation after it. */
+pg_status pg_exec_fused_conv(pg_kctx *k)
+{
+    const pg_tensor *x = k->in[0], *wt = k->in[1];
+    pg_win w;
+    pg_status st = pg_win_geometry(k->node, PG_WIN_CONV, x->rank - 2, x->shape + 2, wt->shape + 2, &w);
+    if (st)
+        return st;
+    if (k->bind->kern[0])
+        return pg_conv_fast(k, &w);
+    conv_epi e;
+    if ((st = conv_epilogue(k, &e)) || (st = pg_conv_reference(k, &w)))
+        return st;
+    float *y = k->y[0];
+    size_t n = (size_t)pg_tensor_numel(k->out[0]);
+    if (e.act == PG_CONVACT_RELU)
+        for (size_t i = 0; i < n; i++)
+            y[i] = y[i] < 0.0f ? 0.0f : y[i];
+    else
+        apply_act(&e, y, n);
+    return PG_OK;
+}

@@ -1,0 +1,222 @@
+"""The CNN passes and Conv's fast path (engine/passes/fuse_conv.c,
+engine/exec/conv_fast.c): BatchNormalization folded into the Conv, Conv +
+Relu / Clip / HardSwish / SiLU fused into FusedConv, the step bound to the
+SGEMM or dwconv kernels, and every result against ONNX Runtime (and level 3
+against level 0) within 1e-4 relative error, on small graphs built here with
+random weights and fixed seeds."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import peregrine_nb as pg  # noqa: E402
+from peregrine_nb.onnx_import import OnnxModel  # noqa: E402
+
+TOL = 1e-4
+
+
+def out_hw(h, k, s, p, d=1):
+    return (h + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def build(x_shape, layers, seed=0):
+    """A chain of layers on input x: ("conv", M, k, s, p, group, dil, bias),
+    ("bn",), ("relu",), ("clip", lo, hi), ("hardswish",), ("silu",) (Sigmoid
+    and Mul), ("add_skip",) (adds the chain's input of the last conv)."""
+    rng = np.random.default_rng(seed)
+    nodes, inits = [], []
+    cur, shape, i = "x", list(x_shape), 0
+
+    def const(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a, np.float32), name))
+        return name
+
+    for layer in layers:
+        i += 1
+        kind, out = layer[0], f"t{i}"
+        if kind == "conv":
+            _, M, k, s, p, g, d, bias = layer
+            C = shape[1]
+            ins = [cur, const(f"w{i}", rng.standard_normal((M, C // g, k, k)) * (1.5 / np.sqrt(C // g * k * k)))]
+            if bias:
+                ins.append(const(f"b{i}", rng.standard_normal(M) * 0.1))
+            nodes.append(helper.make_node("Conv", ins, [out], kernel_shape=[k, k], strides=[s, s],
+                                          pads=[p] * 4, group=g, dilations=[d, d]))
+            shape = [shape[0], M, out_hw(shape[2], k, s, p, d), out_hw(shape[3], k, s, p, d)]
+        elif kind == "bn":
+            C = shape[1]
+            nodes.append(helper.make_node(
+                "BatchNormalization",
+                [cur, const(f"sc{i}", rng.uniform(0.5, 1.5, C)), const(f"be{i}", rng.standard_normal(C) * 0.1),
+                 const(f"mu{i}", rng.standard_normal(C) * 0.1), const(f"va{i}", rng.uniform(0.5, 1.5, C))],
+                [out], epsilon=1e-5))
+        elif kind == "relu":
+            nodes.append(helper.make_node("Relu", [cur], [out]))
+        elif kind == "clip":
+            nodes.append(helper.make_node("Clip", [cur, const(f"lo{i}", layer[1]), const(f"hi{i}", layer[2])], [out]))
+        elif kind == "hardswish":
+            nodes.append(helper.make_node("HardSwish", [cur], [out]))
+        elif kind == "silu":
+            nodes.append(helper.make_node("Sigmoid", [cur], [f"sg{i}"]))
+            nodes.append(helper.make_node("Mul", [cur, f"sg{i}"], [out]))
+        else:
+            raise ValueError(kind)
+        cur = out
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+                              [helper.make_tensor_value_info(cur, TensorProto.FLOAT, shape)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString(), cur
+
+
+def ort_run(model, x):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+def rel_err(got, ref):
+    return float(np.max(np.abs(got - ref)) / (np.max(np.abs(ref)) + 1e-12))
+
+
+def compiled(model, x, level, threads=1):
+    m = OnnxModel(model, level=level, threads=threads)
+    return m, m.compiled({"x": x.shape})
+
+
+# -- the passes fire ----------------------------------------------------------
+
+FUSION_CASES = {
+    "conv_bn_relu": [("conv", 16, 3, 1, 1, 1, 1, False), ("bn",), ("relu",)],
+    "conv_bias_bn_relu6": [("conv", 24, 3, 2, 1, 1, 1, True), ("bn",), ("clip", 0.0, 6.0)],
+    "dw_bn_relu6": [("conv", 8, 3, 1, 1, 8, 1, False), ("bn",), ("clip", 0.0, 6.0)],
+    "dw5_bn_hardswish": [("conv", 8, 5, 2, 2, 8, 1, False), ("bn",), ("hardswish",)],
+    "conv1x1_bn_silu": [("conv", 20, 1, 1, 0, 1, 1, False), ("bn",), ("silu",)],
+    "conv_clip_narrow": [("conv", 12, 3, 1, 1, 1, 1, True), ("clip", -0.3, 0.2)],
+    "mbv2_block": [("conv", 48, 1, 1, 0, 1, 1, False), ("bn",), ("clip", 0.0, 6.0),
+                   ("conv", 48, 3, 2, 1, 48, 1, False), ("bn",), ("clip", 0.0, 6.0),
+                   ("conv", 16, 1, 1, 0, 1, 1, False), ("bn",)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUSION_CASES))
+def test_fusions_fire_and_agree(name):
+    layers = FUSION_CASES[name]
+    model, out = build((2, 8, 15, 13), layers, seed=len(name))
+    x = np.random.default_rng(1).standard_normal((2, 8, 15, 13)).astype(np.float32)
+    ref = ort_run(model, x)
+    _, m0 = compiled(model, x, 0)
+    _, m3 = compiled(model, x, 3)
+    ops0, ops3 = m0.op_types, m3.op_types
+    n_conv = sum(1 for la in layers if la[0] == "conv")
+    n_act = sum(1 for la in layers if la[0] in ("relu", "clip", "hardswish", "silu"))
+    assert ops0.count("Conv") == n_conv and ops0.count("BatchNormalization") == ops0.count("BatchNormalization")
+    assert "BatchNormalization" not in ops3, ops3
+    assert ops3.count("FusedConv") == n_act, ops3
+    assert ops3.count("FusedConv") + ops3.count("Conv") == n_conv, ops3
+    for op in ("Relu", "Clip", "HardSwish", "Sigmoid", "Mul"):
+        assert op not in ops3, ops3
+    # every conv step runs on a kernel of a variant table
+    bound = [k for k in m3.kernels if k["op_type"] in ("Conv", "FusedConv")]
+    assert len(bound) == n_conv
+    for k in bound:
+        assert any(n.startswith(("f32_gemm", "f32_dwconv")) for n in k["kernels"]), k
+    y0 = m0.run({"x": x})[out]
+    y3 = m3.run({"x": x})[out]
+    assert rel_err(y0, ref) <= TOL
+    assert rel_err(y3, ref) <= TOL
+    assert rel_err(y3, y0) <= TOL
+
+
+def test_passes_can_be_disabled():
+    model, out = build((1, 8, 9, 9), FUSION_CASES["conv_bn_relu"])
+    x = np.random.default_rng(2).standard_normal((1, 8, 9, 9)).astype(np.float32)
+    m = OnnxModel(model, level=3, disable=("conv_bn_fold", "conv_act_fusion")).compiled({"x": x.shape})
+    assert "BatchNormalization" in m.op_types and "Relu" in m.op_types and "FusedConv" not in m.op_types
+    assert rel_err(m.run({"x": x})[out], ort_run(model, x)) <= TOL
+
+
+def test_fold_skips_a_conv_read_twice():
+    """A Conv output read by the BN and by something else is not folded."""
+    model, out = build((1, 4, 7, 7), [("conv", 6, 3, 1, 1, 1, 1, True), ("bn",)])
+    g = onnx.load_from_string(model)
+    g.graph.node.append(helper.make_node("Add", ["t1", out], ["sum"]))
+    del g.graph.output[:]
+    g.graph.output.append(helper.make_tensor_value_info("sum", TensorProto.FLOAT, [1, 6, 7, 7]))
+    b = g.SerializeToString()
+    x = np.random.default_rng(3).standard_normal((1, 4, 7, 7)).astype(np.float32)
+    m = OnnxModel(b, level=3).compiled({"x": x.shape})
+    assert "BatchNormalization" in m.op_types
+    assert rel_err(m.run({"x": x})["sum"], ort_run(b, x)) <= TOL
+
+
+# -- the kernels on every geometry --------------------------------------------
+
+# (C, H, W, M, k, stride, pad, group, dilation)
+GEOMETRIES = [
+    (3, 17, 19, 8, 3, 1, 1, 1, 1),      # the stem: 3 input channels
+    (16, 15, 13, 33, 3, 2, 1, 1, 1),    # odd M (partial M tile), stride 2
+    (32, 14, 14, 64, 1, 1, 0, 1, 1),    # 1x1: the input rows as panels
+    (16, 20, 20, 32, 1, 2, 0, 1, 1),    # 1x1 stride 2: gathered
+    (3, 30, 30, 16, 7, 2, 3, 1, 1),     # ResNet's 7x7 stem
+    (8, 12, 12, 12, 3, 1, 2, 1, 2),     # dilation 2
+    (64, 7, 7, 100, 3, 1, 1, 1, 1),     # 49 pixels: panels past the end
+    (24, 9, 11, 24, 3, 1, 1, 24, 1),    # depthwise 3x3
+    (21, 13, 17, 21, 3, 2, 1, 21, 1),   # depthwise, stride 2, odd channels
+    (18, 12, 10, 18, 5, 1, 2, 18, 1),   # depthwise 5x5
+    (18, 12, 10, 18, 5, 2, 2, 18, 1),   # depthwise 5x5 stride 2
+    (8, 10, 10, 8, 3, 1, 0, 8, 1),      # depthwise, no pad
+    (8, 11, 11, 8, 3, 1, 2, 8, 2),      # depthwise, dilation 2
+    (16, 40, 37, 16, 3, 1, 1, 16, 1),   # depthwise, 37 lanes (two groups + tail)
+    (8, 9, 9, 16, 3, 1, 1, 2, 1),       # grouped (not depthwise): the reference loop
+]
+
+
+@pytest.mark.parametrize("geo", GEOMETRIES, ids=lambda g: "C%d_%dx%d_M%d_k%d_s%d_p%d_g%d_d%d" % g)
+@pytest.mark.parametrize("act", [None, "relu", "clip", "hardswish", "silu"])
+def test_conv_kernels_against_ort(geo, act):
+    C, H, W, M, k, s, p, g, d = geo
+    layers = [("conv", M, k, s, p, g, d, True)]
+    if act == "clip":
+        layers.append(("clip", 0.0, 6.0))
+    elif act:
+        layers.append((act,))
+    model, out = build((2, C, H, W), layers, seed=sum(geo))
+    x = np.random.default_rng(4).standard_normal((2, C, H, W)).astype(np.float32)
+    ref = ort_run(model, x)
+    for threads in (1, 2):
+        _, m = compiled(model, x, 3, threads)
+        assert rel_err(m.run({"x": x})[out], ref) <= TOL, threads
+
+
+def test_fused_conv_refuses_unknown_activation():
+    g = pg.Graph()
+    g.add_input("x", (1, 4, 6, 6))
+    g.add_initializer("w", np.ones((4, 4, 3, 3), np.float32))
+    g.add_node("FusedConv", ["x", "w"], ["y"], name="fc", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+               activation="tanh")
+    g.add_output("y")
+    with pytest.raises(pg.UnsupportedError) as e:
+        pg.compile(g, level=0).run({"x": np.zeros((1, 4, 6, 6), np.float32)})
+    assert "activation" in str(e.value) and "fc" in str(e.value)
+
+
+# -- the memory plan ----------------------------------------------------------
+
+def test_arena_near_lower_bound():
+    """A MobileNetV2-like chain (expand, depthwise, project, twice) at level 3:
+    the planner's arena stays near the largest set of live buffers."""
+    layers = ([("conv", 32, 3, 2, 1, 1, 1, False), ("bn",), ("clip", 0.0, 6.0)] +
+              [("conv", 96, 1, 1, 0, 1, 1, False), ("bn",), ("clip", 0.0, 6.0),
+               ("conv", 96, 3, 1, 1, 96, 1, False), ("bn",), ("clip", 0.0, 6.0),
+               ("conv", 32, 1, 1, 0, 1, 1, False), ("bn",)] * 2)
+    model, out = build((1, 3, 64, 64), layers)
+    x = np.random.default_rng(5).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    _, m = compiled(model, x, 3, threads=2)
+    st = m.memory_stats
+    assert st["arena"] <= 1.25 * st["lower_bound"], st
+    assert rel_err(m.run({"x": x})[out], ort_run(model, x)) <= TOL
