@@ -19,15 +19,25 @@ from .errors import DTypeError
 from .graph import Graph, dtype_code, numpy_dtype
 
 _KINDS = {0: "arena", 1: "view", 2: "inplace", 3: "input", 4: "weight"}
+# compile(precision=...): the names and pg_compile_options.precision's codes
+PRECISIONS = {"fp32": 0, "bf16": 1, "int8-dynamic": 2}
+
+
+def _precision_code(precision: str) -> int:
+    if precision not in PRECISIONS:
+        from .errors import InvalidArgumentError
+        raise InvalidArgumentError(f"precision {precision!r} is not one of {list(PRECISIONS)}")
+    return PRECISIONS[precision]
 
 
 class CompiledModel:
     """A compiled graph.  ``run(feeds)`` returns a dict of numpy arrays (copies)."""
 
     def __init__(self, graph: Graph, level: int, disable: Iterable[str], threads: int | None,
-                 planner: str) -> None:
+                 planner: str, precision: str = "fp32") -> None:
         self.graph = graph              # kept so a viewer can recompile (another planner)
         self.level = level
+        self.requested_precision = precision
         self.planner = planner
         self.disable = list(disable)
         self.threads = threads
@@ -41,6 +51,7 @@ class CompiledModel:
         opts.disabled = self._disabled
         opts.threads = threads or 0
         opts.planner = self._planner
+        opts.precision = _precision_code(precision)
         p = ffi.new("pg_model **")
         check(lib.pg_compile(graph._g, opts, p))
         self._attach(p[0])
@@ -163,10 +174,49 @@ class CompiledModel:
         variants it is bound to (``kernel=`` entries of the step's detail)."""
         out = []
         for s in self.steps:
-            names = [w.split("=", 1)[1] for w in s["detail"].split() if w.startswith("kernel=")]
+            words = s["detail"].split()
+            names = [w.split("=", 1)[1] for w in words if w.startswith("kernel=")]
+            prec = [w.split("=", 1)[1] for w in words if w.startswith("precision=")]
             if names:
-                out.append({"node": s["node"], "op_type": s["op_type"], "kernels": names})
+                out.append({"node": s["node"], "op_type": s["op_type"], "kernels": names,
+                            "precision": prec[0] if prec else "fp32"})
         return out
+
+    @property
+    def precision(self) -> str:
+        """The precision its products run in: "bf16" or "int8-dynamic" when
+        any MatMul is bound to a low-precision kernel, else "fp32" (what a
+        CPU without the kernels - or a lower CPU mask at compile time -
+        falls back to).  Per step: :attr:`kernels` (``precision`` key)."""
+        got = {k["precision"] for k in self.kernels if k["precision"] != "fp32"}
+        return got.pop() if len(got) == 1 else ("mixed" if got else "fp32")
+
+    def compare(self, reference: "CompiledModel", feeds: Mapping[str, Any]) -> "Any":
+        """Run this model and ``reference`` on the same ``feeds`` and return,
+        per output, the error of this one against the reference: max_abs,
+        max_rel (max |a - r| / max |r|), cosine (of the flattened outputs)
+        and rmse, as a pandas DataFrame indexed by output name.
+        ``m_bf16.compare(m_fp32, feeds)``."""
+        import pandas as pd
+
+        got, want = self.run(feeds), reference.run(feeds)
+        rows = []
+        for name, r in want.items():
+            if name not in got:
+                raise KeyError(f"output {name!r} of the reference is not an output of this model")
+            a = np.asarray(got[name], np.float64).ravel()
+            b = np.asarray(r, np.float64).ravel()
+            if a.shape != b.shape:
+                from .errors import ShapeError
+                raise ShapeError(f"output {name!r}: {got[name].shape} against the reference's {r.shape}")
+            d = np.abs(a - b)
+            na, nb = np.linalg.norm(a), np.linalg.norm(b)
+            cos = float(a @ b / (na * nb)) if na > 0 and nb > 0 else float(na == nb)
+            scale = float(np.max(np.abs(b))) if b.size else 0.0
+            rows.append({"output": name, "max_abs": float(d.max()) if d.size else 0.0,
+                         "max_rel": float(d.max() / scale) if d.size and scale > 0 else 0.0,
+                         "cosine": cos, "rmse": float(np.sqrt(np.mean(d * d))) if d.size else 0.0})
+        return pd.DataFrame(rows).set_index("output")
 
     # -- the plan and the steps ---------------------------------------------
     @property
@@ -265,13 +315,19 @@ class CompiledModel:
 
 
 def compile(graph: Graph, level: int = 3, disable: Iterable[str] = (), threads: int | None = None,
-            planner: str = "greedy_by_size") -> CompiledModel:
+            planner: str = "greedy_by_size", precision: str = "fp32") -> CompiledModel:
     """Compile ``graph``: verify, infer shapes, optimise at ``level`` (0 none
     .. 3 all, minus the passes named in ``disable``), plan memory with
-    ``planner`` ("greedy_by_size", "greedy_by_first_use", "naive")."""
+    ``planner`` ("greedy_by_size", "greedy_by_first_use", "naive").
+    ``precision``: "fp32" (default), "bf16" (MatMul weights in bf16, fp32
+    accumulation; AVX512-BF16) or "int8-dynamic" (int8 weights with
+    per-column scales, activations quantised per row at run time; VNNI) -
+    level 3 only; the CPU (mask) lacking the kernels gives fp32.
+    ``model.precision`` says what it got, ``model.compare(ref, feeds)`` the
+    error."""
     if isinstance(disable, str):
         disable = [disable]
-    return CompiledModel(graph, level, disable, threads, planner)
+    return CompiledModel(graph, level, disable, threads, planner, precision)
 
 
 def set_memory_limit(nbytes: int | None) -> None:

@@ -124,6 +124,13 @@ static char *step_detail(const pg_graph *g, const pg_node *n, const pg_binding *
     if (n->op == PG_OP_FUSED_MATMUL || n->op == PG_OP_QKV_MATMUL)
         o += (size_t)snprintf(d, sizeof d, "activation=%s%s", pg_ir_attr_string(n, "activation", "none"),
                               g->tensors[n->inputs[1]]->layout == PG_LAYOUT_PACKED ? " packed-B" : "");
+    if ((n->op == PG_OP_MATMUL || n->op == PG_OP_FUSED_MATMUL || n->op == PG_OP_QKV_MATMUL) &&
+        n->n_inputs > 1 && n->inputs[1] >= 0) {
+        int lay = g->tensors[n->inputs[1]]->layout;
+        if (lay == PG_LAYOUT_PACKED_BF16 || lay == PG_LAYOUT_PACKED_U8S8)
+            o += (size_t)snprintf(d + o, sizeof d - o, "%sprecision=%s", o ? " " : "",
+                                  lay == PG_LAYOUT_PACKED_BF16 ? "bf16" : "int8-dynamic");
+    }
     for (int r = 0; r < (int)(sizeof b->kern / sizeof b->kern[0]) && o < sizeof d - 1; r++)
         if (b->kern[r])
             o += (size_t)snprintf(d + o, sizeof d - o, "%skernel=%s", o ? " " : "", b->kern[r]->name);
@@ -232,11 +239,14 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
     if (!src || !out)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_compile: NULL graph or output");
     *out = NULL;
-    pg_compile_options o = { 3, NULL, 0, NULL };
+    pg_compile_options o = { 3, NULL, 0, NULL, PG_PRECISION_FP32 };
     if (opts)
         o = *opts;
     if (o.level < 0 || o.level > 3)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_compile: level %d is not 0..3", o.level);
+    if (o.precision < PG_PRECISION_FP32 || o.precision > PG_PRECISION_INT8_DYNAMIC)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_compile: precision %d is not fp32 (0), bf16 (1) "
+                       "or int8-dynamic (2)", o.precision);
     pg_model *m = pg_calloc(1, sizeof *m);
     if (!m)
         return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
@@ -249,6 +259,7 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
         st = pg_last_status();
         goto fail;
     }
+    m->g->precision = o.precision;
     if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
         goto fail;
     if (o.level > 0) {

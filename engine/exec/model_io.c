@@ -37,6 +37,8 @@
 #include "../core/cpu.h"
 #include "../core/error.h"
 #include "../core/threadpool.h"
+#include "../kernels/gemm_bf16/gemm_bf16.h"
+#include "../kernels/gemm_u8s8/gemm_u8s8.h"
 #include "../passes/passes.h"
 #include "model.h"
 
@@ -740,6 +742,18 @@ static char *rd_str(reader *r, const char *field, char *buf, size_t cap)
 static int const_bytes(reader *r, const pg_tensor *t, uint64_t *out)
 {
     uint64_t es = pg_dtype_size(t->dtype), n = 1;
+    if (t->layout == PG_LAYOUT_PACKED_BF16 || t->layout == PG_LAYOUT_PACKED_U8S8) {
+        /* compile(precision=...): one fixed 32-column panel layout per family */
+        if (t->dtype != PG_DTYPE_FLOAT32 || t->rank != 2 || t->pack_nr != 32 ||
+            t->shape[0] < 1 || t->shape[1] < 1 || t->shape[0] > (1 << 24) || t->shape[1] > (1 << 24))
+            return bad(r, "a bf16 / int8 packed constant must be float32 [K, N] (K, N in 1..2^24) "
+                       "with panel width 32 (it is %s rank %d, width %d)", pg_dtype_name(t->dtype),
+                       t->rank, t->pack_nr);
+        size_t K = (size_t)t->shape[0], N = (size_t)t->shape[1];
+        *out = t->layout == PG_LAYOUT_PACKED_BF16 ? pg_bf16_packed_bytes(K, N)
+                                                  : pg_u8s8_packed_bytes(K, N, 0);
+        return 0;
+    }
     if (t->layout == PG_LAYOUT_PACKED) {
         if (t->dtype != PG_DTYPE_FLOAT32 || t->rank != 2 || t->pack_nr < 1 || t->pack_nr > MAX_PACK_NR)
             return bad(r, "a packed constant must be float32 [K, N] with a panel width 1..%d "
@@ -818,8 +832,8 @@ static pg_status read_graph(pg_model *m, const char *path, const entry *en, cons
         uint8_t is_const = rd_u8(&r, "const flag"), is_input = rd_u8(&r, "input flag");
         if (r.failed)
             return pg_last_status();
-        if (layout > PG_LAYOUT_PACKED || is_const > 1 || is_input > 1 || (is_const && is_input) ||
-            (layout == PG_LAYOUT_PACKED && !is_const) || (layout != PG_LAYOUT_PACKED && pack_nr != 0))
+        if (layout > PG_LAYOUT_PACKED_U8S8 || is_const > 1 || is_input > 1 || (is_const && is_input) ||
+            (layout != PG_LAYOUT_ROW_MAJOR && !is_const) || (layout == PG_LAYOUT_ROW_MAJOR && pack_nr != 0))
             return bad(&r, "'%s' has layout %u, panel width %d, const %u, input %u: not a valid "
                        "combination", name, layout, pack_nr, is_const, is_input), PG_ERR_FORMAT;
         int id = pg_ir_add_tensor(g, name, (pg_dtype)dtype, rank, shape);

@@ -31,7 +31,7 @@
  *   Softmax, LayerNormalization, RMSNorm  kern[0] the row kernel
  * A NULL role: the executor's plain loop (an op or dtype with no table). */
 typedef struct pg_binding {
-    const pg_variant *kern[2];
+    const pg_variant *kern[3];   /* [2]: a low-precision product's converter / quantiser */
 } pg_binding;
 
 typedef struct pg_kctx {

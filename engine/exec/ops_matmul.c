@@ -11,6 +11,7 @@
 #include "../core/error.h"
 #include "../kernels/sgemm/sgemm.h"
 #include "gemm.h"
+#include "lowp.h"
 #include "ops.h"
 
 pg_act_kind pg_act_from_name(const char *s)
@@ -52,6 +53,8 @@ pg_status pg_bind_matmul(const pg_node *n, const pg_tensor *const *in, const pg_
 {
     (void)out;
     const pg_tensor *w = in[1];
+    if (pg_lowp_layout(w))
+        return pg_lowp_bind(n, in, b);   /* bf16 / int8 weights (ops_lowp.c) */
     if (w->layout == PG_LAYOUT_PACKED) {
         b->kern[0] = pg_kernel_select_fitting(&pg_kernels_sgemm, has_panel_width, &w->pack_nr);
         if (!b->kern[0])
@@ -76,6 +79,8 @@ size_t pg_scratch_matmul(const pg_node *n, const pg_tensor *const *in, const pg_
 {
     (void)n; (void)out; (void)threads;
     const pg_tensor *w = in[1];
+    if (pg_lowp_layout(w))
+        return pg_lowp_scratch(n, in);
     if (w->layout == PG_LAYOUT_PACKED || w->rank < 2)
         return 0;
     return pg_gemm_scratch_bytes(b->kern[0], (size_t)w->shape[w->rank - 2], (size_t)w->shape[w->rank - 1]);
@@ -236,6 +241,8 @@ pg_status pg_exec_matmul(pg_kctx *k)
     case PG_OP_GEMM:
         return gemm_op(k);
     case PG_OP_MATMUL:
+        if (pg_lowp_layout(k->in[1]))
+            return pg_lowp_matmul(k, NULL, PG_ACTK_NONE);
         return matmul_nd(k, NULL, PG_ACTK_NONE, 1.0f);
     default: {
         pg_act_kind act = pg_act_from_name(pg_ir_attr_string(n, "activation", "none"));
@@ -243,6 +250,8 @@ pg_status pg_exec_matmul(pg_kctx *k)
             return pg_fail(PG_ERR_INVALID_ARG, "node '%s': unknown activation '%s'", n->name,
                            pg_ir_attr_string(n, "activation", ""));
         const float *bias = k->n_in > 2 ? k->x[2] : NULL;
+        if (pg_lowp_layout(k->in[1]))
+            return pg_lowp_matmul(k, bias, act);
         return matmul_nd(k, bias, act, pg_ir_attr_float(n, "alpha", 1.0f));
     }
     }

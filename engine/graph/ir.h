@@ -132,7 +132,9 @@ typedef enum pg_opcode {
 
 typedef enum pg_layout {
     PG_LAYOUT_ROW_MAJOR = 0,  /* dense, strides row-major */
-    PG_LAYOUT_PACKED = 1      /* a constant [K, N] packed into NR-wide panels */
+    PG_LAYOUT_PACKED = 1,     /* a constant [K, N] packed into NR-wide panels */
+    PG_LAYOUT_PACKED_BF16 = 2, /* [K, N] in bf16 pairs, gemm_bf16's panels (pass_lowp.c) */
+    PG_LAYOUT_PACKED_U8S8 = 3  /* [K, N] as s8 + column sums + scales, gemm_u8s8's panels */
 } pg_layout;
 
 typedef struct pg_tensor {
@@ -212,6 +214,7 @@ struct pg_graph {
     int        *outputs;   int n_outputs; int cap_outputs;  /* tensor ids */
     char      **output_names;                               /* owned, parallel */
     int         name_seq;  /* for generated names */
+    int         precision; /* compile option PG_PRECISION_* (pass_lowp.c reads it) */
     pg_namemap  tensor_names, node_names;  /* name -> id (namemap.h) */
 };
 

@@ -242,7 +242,13 @@ typedef struct pg_compile_options {
     int threads;              /* 0 = the default (pg_get_num_threads, read at compile time:
                                  per-thread scratch is planned for it) */
     const char *planner;      /* "greedy_by_size" (default), "greedy_by_first_use", "naive" */
+    int precision;            /* PG_PRECISION_FP32 (0, default), _BF16, _INT8_DYNAMIC: the
+                                 constant MatMul weights packed for the bf16 / int8 GEMM
+                                 (level 3), activations converted at each product's input;
+                                 where the CPU (mask) has no such kernel, fp32 */
 } pg_compile_options;
+
+enum { PG_PRECISION_FP32 = 0, PG_PRECISION_BF16 = 1, PG_PRECISION_INT8_DYNAMIC = 2 };
 
 /* The most bytes one tensor, or a model's activation arena, may take; a
  * graph that needs more is refused at compile time naming the tensor

@@ -64,7 +64,7 @@ static pg_status run_prepack(pg_graph *g, pg_pass_ctx *c)
             continue;
         int w = n->inputs[1];
         pg_tensor *t = g->tensors[w];
-        if (t->layout == PG_LAYOUT_PACKED || !packable(g, w, nr))
+        if (t->layout != PG_LAYOUT_ROW_MAJOR || !packable(g, w, nr))
             continue;
         size_t K = (size_t)t->shape[0], N = (size_t)t->shape[1];
         size_t panels = (N + nr - 1) / nr, bytes = panels * K * nr * sizeof(float);

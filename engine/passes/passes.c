@@ -34,6 +34,7 @@ static const pg_pass_def *const registry[] = {
     &pg_pass_conv_act_fusion,
     &pg_pass_attention_fusion,
     &pg_pass_qkv_fusion,
+    &pg_pass_lowp_prepack,
     &pg_pass_weight_prepack,
 };
 #define N_PASSES ((int)(sizeof registry / sizeof registry[0]))

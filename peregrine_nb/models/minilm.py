@@ -223,8 +223,11 @@ class MiniLM:
     def __init__(self, model_dir: str | None = None, level: int = 3, threads: int | None = None,
                  max_seq_length: int | None = None, onnx_path: str | None = None,
                  batch_size: int = 32, pad_multiple: int = 16, cache_size: int = 16,
-                 compiled_dir: str | os.PathLike | None = None) -> None:
+                 compiled_dir: str | os.PathLike | None = None, precision: str = "fp32") -> None:
         from tokenizers import Tokenizer
+        from ..compiled import _precision_code
+        _precision_code(precision)          # an unknown name is refused now
+        self.precision = precision
         self.compiled_dir = os.fspath(compiled_dir) if compiled_dir is not None else None
         self._saved: dict[tuple[int, int], int] = {}     # shape -> model index in COMPILED_FILE
         manifest = None
@@ -300,7 +303,8 @@ class MiniLM:
                 m = load_compiled(os.path.join(self.compiled_dir, COMPILED_FILE), index=self._saved[key],
                                   threads=self.threads)
             else:
-                m = _compile(self.graph(batch, seq), level=self.level, threads=self.threads)
+                m = _compile(self.graph(batch, seq), level=self.level, threads=self.threads,
+                             precision=self.precision)
             while len(self._compiled) >= self.cache_size:
                 self._compiled.pop(next(iter(self._compiled)))
         self._compiled[key] = m   # most recently used last
@@ -490,11 +494,14 @@ def read_manifest(folder: str) -> dict:
 
 
 def minilm(level: int = 3, threads: int | None = None, model_dir: str | None = None,
-           onnx_path: str | None = None, compiled_dir: str | os.PathLike | None = None, **kw: Any) -> MiniLM:
+           onnx_path: str | None = None, compiled_dir: str | os.PathLike | None = None,
+           precision: str = "fp32", **kw: Any) -> MiniLM:
     """The all-MiniLM-L6-v2 encoder: ``minilm().encode(["a sentence"])``.
     By default the BERT graph is built from the safetensors weights with the
     Graph builder; ``onnx_path`` runs an ONNX export of the model instead;
     ``compiled_dir`` loads a folder written by :meth:`MiniLM.save`
-    (compiled shapes, weights mapped from the file)."""
+    (compiled shapes, weights mapped from the file); ``precision`` "bf16"
+    or "int8-dynamic" compiles its products in that precision (see
+    :func:`peregrine_nb.compile`)."""
     return MiniLM(model_dir=model_dir, level=level, threads=threads, onnx_path=onnx_path,
-                  compiled_dir=compiled_dir, **kw)
+                  compiled_dir=compiled_dir, precision=precision, **kw)
