@@ -113,7 +113,7 @@ static int fits_nr(const pg_variant *v, const void *ctx)
 {
     (void)ctx;
     const pg_sgemm_params *p = v->params;
-    return p && p->nr > 0 && p->mr > 0;
+    return p && p->nr > 0 && p->nr <= 64 && p->mr > 0;   /* im2col_panels: up to 64 runs */
 }
 
 pg_status pg_bind_conv(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
@@ -233,29 +233,52 @@ static void im2col_panels(const gemm_conv *g, const float *x, size_t j0, size_t 
             }
             continue;
         }
+        /* the panel's pixels as runs along output rows (the same for every
+         * row k of the panel): start column, output row and column, length */
+        size_t run_t[65], run_n[65], nruns = 0;
+        int64_t run_oy[65], run_ox[65];
+        for (size_t t = 0; t < pw && nruns < 64;) {
+            int64_t j = (int64_t)(pj + t), oy = j / OW, ox = j % OW;
+            size_t run = (size_t)(OW - ox);
+            if (run > pw - t)
+                run = pw - t;
+            run_t[nruns] = t, run_n[nruns] = run, run_oy[nruns] = oy, run_ox[nruns] = ox;
+            nruns++;
+            t += run;
+        }
         size_t kk = 0;
         for (size_t c = 0; c < g->C; c++) {
             const float *xc = x + c * (size_t)(IH * IW);
             for (int64_t ky = 0; ky < KH; ky++)
                 for (int64_t kx = 0; kx < KW; kx++, kk++) {
                     float *o = panel + kk * nr;
-                    size_t t = 0;
-                    while (t < pw) {
-                        int64_t j = (int64_t)(pj + t), oy = j / OW, ox = j % OW;
-                        size_t run = (size_t)(OW - ox);
-                        if (run > pw - t)
-                            run = pw - t;
+                    for (size_t ri = 0; ri < nruns; ri++) {
+                        size_t t = run_t[ri], run = run_n[ri];
+                        int64_t oy = run_oy[ri], ox = run_ox[ri];
                         int64_t iy = oy * w->stride[1] - w->lo[1] + ky * w->dil[1];
                         if (iy < 0 || iy >= IH) {
                             memset(o + t, 0, run * sizeof(float));
                         } else {
+                            /* ix = ox sx + off: zeros left of the input, a
+                             * copy (contiguous for stride 1), zeros right */
                             const float *xr = xc + iy * IW;
-                            int64_t ix = ox * w->stride[2] - w->lo[2] + kx * w->dil[2];
-                            int64_t sx = w->stride[2];
-                            for (size_t r = 0; r < run; r++, ix += sx)
-                                o[t + r] = ix >= 0 && ix < IW ? xr[ix] : 0.0f;
+                            int64_t sx = w->stride[2], off = kx * w->dil[2] - w->lo[2];
+                            int64_t vlo = off >= 0 ? 0 : (-off + sx - 1) / sx;
+                            int64_t vhi = IW - off <= 0 ? 0 : (IW - off + sx - 1) / sx;
+                            int64_t a = ox, e = ox + (int64_t)run;
+                            vlo = vlo < a ? a : vlo > e ? e : vlo;
+                            vhi = vhi < vlo ? vlo : vhi > e ? e : vhi;
+                            float *d = o + t;   /* d[q - a]: pixel q of this run */
+                            for (int64_t q = a; q < vlo; q++)
+                                d[q - a] = 0.0f;
+                            if (sx == 1)
+                                memcpy(d + (vlo - a), xr + vlo + off, (size_t)(vhi - vlo) * sizeof(float));
+                            else
+                                for (int64_t q = vlo; q < vhi; q++)
+                                    d[q - a] = xr[q * sx + off];
+                            for (int64_t q = vhi; q < e; q++)
+                                d[q - a] = 0.0f;
                         }
-                        t += run;
                     }
                     for (size_t r = pw; r < nr; r++)
                         o[r] = 0.0f;
