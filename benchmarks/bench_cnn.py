@@ -1,0 +1,221 @@
+"""ResNet-18 and MobileNetV2 at 224x224: Peregrine (OnnxModel, level 3)
+against ONNX Runtime (ORT_ENABLE_ALL) on the same file, interleaved; then
+each conv kernel's GFLOP/s against the measured FMA peak; with --layouts,
+the layout measurement quoted in engine/exec/conv_fast.c.
+
+    unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+    python benchmarks/bench_cnn.py [--models resnet18 mobilenetv2] [--batches 1 8]
+        [--threads 1 2] [--rounds 7] [--dir DIR] [--no-layers] [--layouts]
+
+The models come from tests/models/make_cnn_models.py (its builders and its
+torchscript export, random weights, BatchNorm statistics randomised), made
+once into --dir (default: a temporary folder).  Per (model, batch, threads)
+both engines get the thread count (Peregrine threads=t; ORT
+intra_op_num_threads=t, inter_op_num_threads=1, sequential) and are run in
+turn, one call each per round, after 2 warm-up calls: the median of --rounds
+per engine and the ratio Peregrine / ORT (below 1: Peregrine is faster).
+Target (issue #13): at 1 thread at most 0.9x ORT's latency on both models.
+
+Conv layers: one Conv (+ its fused activation) of each shape class of the
+two networks, compiled alone, its GFLOP/s (2 M K pixels per call) against
+the FMA peak that the `peak` kernel family measures on 1 thread, and ORT on
+the same one-node file.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAKE = os.path.join(HERE, "..", "tests", "models", "make_cnn_models.py")
+
+
+def make_module():
+    spec = importlib.util.spec_from_file_location("make_cnn_models", MAKE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def export_model(name: str, d: str) -> tuple[str, str]:
+    """The torchscript export of the builder's model at 224x224; (path, input name)."""
+    mm = make_module()
+    path = os.path.join(d, mm.file_stem(name, "torchscript") + ".onnx")
+    module, ins, outs, seed = mm.build(name)
+    if not os.path.exists(path):
+        sample = mm.make_inputs((1, 224, 224), seed, 0)
+        mm.export(module, ins, outs, sample, path, "torchscript")
+    return path, ins[0]
+
+
+def ort_session(path: str, threads: int):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def race(fns: dict, rounds: int, pause: float = 0.01) -> dict:
+    for f in fns.values():
+        f()
+        f()
+    times = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+            time.sleep(pause)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def bench_models(args, d: str) -> None:
+    from peregrine_nb.onnx_import import OnnxModel
+    print(f"{'model':>12} {'batch':>5} {'thr':>3} {'peregrine':>11} {'ORT':>11} {'ratio':>7}  max rel err")
+    for name in args.models:
+        path, inp = export_model(name, d)
+        for b in args.batches:
+            x = np.random.default_rng(b).standard_normal((b, 3, 224, 224)).astype(np.float32)
+            for t in args.threads:
+                m = OnnxModel(path, level=3, threads=t).compiled({inp: x.shape})
+                s = ort_session(path, t)
+                feeds = {inp: x}
+                got = list(m.run(feeds).values())[0]
+                ref = s.run(None, feeds)[0]
+                err = float(np.max(np.abs(got - ref)) / (np.max(np.abs(ref)) + 1e-12))
+                med = race({"pg": lambda: m.run(feeds), "ort": lambda: s.run(None, feeds)}, args.rounds)
+                print(f"{name:>12} {b:5d} {t:3d} {med['pg'] * 1e3:8.2f} ms {med['ort'] * 1e3:8.2f} ms "
+                      f"{med['pg'] / med['ort']:6.2f}x  {err:.1e}", flush=True)
+
+
+# (label, C, H, M, k, stride, pad, group, activation): the conv shape classes
+LAYERS = [
+    ("r18 stem 7x7/2", 3, 224, 64, 7, 2, 3, 1, "relu"),
+    ("r18 3x3 64@56", 64, 56, 64, 3, 1, 1, 1, "relu"),
+    ("r18 3x3 128@28", 128, 28, 128, 3, 1, 1, 1, "relu"),
+    ("r18 3x3 256@14", 256, 14, 256, 3, 1, 1, 1, "relu"),
+    ("r18 3x3 512@7", 512, 7, 512, 3, 1, 1, 1, "relu"),
+    ("r18 1x1/2 128->256", 128, 28, 256, 1, 2, 0, 1, None),
+    ("mb2 1x1 24->144@56", 24, 56, 144, 1, 1, 0, 1, "relu6"),
+    ("mb2 1x1 144->24@56", 144, 56, 24, 1, 1, 0, 1, None),
+    ("mb2 1x1 320->1280@7", 320, 7, 1280, 1, 1, 0, 1, "relu6"),
+    ("mb2 dw3x3 96@112/2", 96, 112, 96, 3, 2, 1, 96, "relu6"),
+    ("mb2 dw3x3 144@56", 144, 56, 144, 3, 1, 1, 144, "relu6"),
+    ("mb2 dw3x3 576@14", 576, 14, 576, 3, 1, 1, 576, "relu6"),
+    ("dw5x5 240@28", 240, 28, 240, 5, 1, 2, 240, "relu6"),
+]
+
+
+def conv_file(C, H, M, k, s, p, g, act, d):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(C * 7 + k)
+    inits = [numpy_helper.from_array((rng.standard_normal((M, C // g, k, k)) * 0.1).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.standard_normal(M).astype(np.float32), "b")]
+    OH = (H + 2 * p - k) // s + 1
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[k, k], strides=[s, s],
+                              pads=[p] * 4, group=g)]
+    out = "c"
+    if act == "relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["y"]))
+        out = "y"
+    elif act == "relu6":
+        inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
+                  numpy_helper.from_array(np.array(6, np.float32), "hi")]
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"]))
+        out = "y"
+    graph = helper.make_graph(nodes, "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, H, H])],
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, M, OH, OH])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = os.path.join(d, f"conv_{C}_{H}_{M}_{k}_{s}_{g}.onnx")
+    onnx.save(model, path)
+    return path, OH
+
+
+def bench_layers(args, d: str) -> None:
+    from peregrine_nb import kernels
+    from peregrine_nb.onnx_import import OnnxModel
+    peak = kernels.measure_peak(1)["fma_gflops"]
+    print(f"\nconv layers, batch 1, 1 thread; measured FMA peak {peak:.1f} GFLOP/s")
+    print(f"{'layer':>22} {'kernel':>26} {'GFLOP/s':>8} {'of peak':>8} {'ORT GF/s':>9} {'vs ORT':>7}")
+    for label, C, H, M, k, s, p, g, act in LAYERS:
+        path, OH = conv_file(C, H, M, k, s, p, g, act, d)
+        x = np.random.default_rng(0).standard_normal((1, C, H, H)).astype(np.float32)
+        m = OnnxModel(path, level=3, threads=1).compiled({"x": x.shape})
+        kern = [n for kk in m.kernels for n in kk["kernels"]]
+        sess = ort_session(path, 1)
+        med = race({"pg": lambda: m.run({"x": x}), "ort": lambda: sess.run(None, {"x": x})}, args.rounds * 3, 0)
+        flops = 2.0 * M * (C // g) * k * k * OH * OH
+        gp, go = flops / med["pg"] / 1e9, flops / med["ort"] / 1e9
+        print(f"{label:>22} {(kern[0] if kern else 'reference'):>26} {gp:8.1f} {gp / peak:7.0%} {go:9.1f} "
+              f"{med['pg'] / med['ort']:6.2f}x", flush=True)
+
+
+def bench_layouts(args, d: str) -> None:
+    """NCHW (this engine's conv: im2col into B panels, W as A in place)
+    against the NHWC form's product alone (im2col rows as A, W packed as
+    B, the SGEMM kernel) plus the NCHW<->NHWC transposes at a graph edge,
+    per GEMM-form layer shape, 1 thread."""
+    from peregrine_nb import kernels
+    from peregrine_nb.onnx_import import OnnxModel
+    print("\nlayouts, 1 thread (ms): NCHW conv step | NHWC product alone | + transposes in and out")
+    for label, C, H, M, k, s, p, g, act in LAYERS:
+        if g != 1:
+            continue
+        path, OH = conv_file(C, H, M, k, s, p, g, None, d)
+        x = np.random.default_rng(0).standard_normal((1, C, H, H)).astype(np.float32)
+        m = OnnxModel(path, level=3, threads=1).compiled({"x": x.shape})
+        K, P = C * k * k, OH * OH
+        a = np.random.default_rng(1).standard_normal((P, K)).astype(np.float32)
+        wb = kernels.pack(np.random.default_rng(2).standard_normal((K, M)).astype(np.float32))
+        c = np.empty((P, M), np.float32)
+        xt = np.empty((1, H, H, C), np.float32)
+        yt = np.empty((1, M, OH, OH), np.float32)
+        y = np.random.default_rng(3).standard_normal((1, OH, OH, M)).astype(np.float32)
+
+        def nhwc():
+            kernels.sgemm(a, wb, threads=1, out=c)
+
+        def edges():
+            np.copyto(xt, x.transpose(0, 2, 3, 1))
+            np.copyto(yt, y.transpose(0, 3, 1, 2))
+        med = race({"nchw": lambda: m.run({"x": x}), "nhwc": nhwc, "edges": edges}, args.rounds * 3, 0)
+        print(f"{label:>22} {med['nchw'] * 1e3:8.3f} {med['nhwc'] * 1e3:8.3f} "
+              f"{(med['nhwc'] + med['edges']) * 1e3:8.3f}", flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", nargs="*", default=["resnet18", "mobilenetv2"])
+    ap.add_argument("--batches", nargs="+", type=int, default=[1, 8])
+    ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--dir", default=None)
+    ap.add_argument("--no-layers", action="store_true")
+    ap.add_argument("--layouts", action="store_true")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        d = args.dir or tmp
+        os.makedirs(d, exist_ok=True)
+        if args.models:
+            bench_models(args, d)
+        if not args.no_layers:
+            bench_layers(args, d)
+        if args.layouts:
+            bench_layouts(args, d)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
