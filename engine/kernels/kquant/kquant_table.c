@@ -8,7 +8,9 @@
  * from DRAM once per batch and the decode kernel's inner loop does the
  * arithmetic (these types have no separate multi-row GEMM kernel yet).
  * Every output is exactly the GEMV kernel's, so rows of C equal pg_qgemv's
- * bit for bit. */
+ * bit for bit.  The k-quants have a real GEMM instead (8 x 1: each weight
+ * super-block widened once for eight rows of X, k_gemm_8x1_avx512vnni.S),
+ * driven over the same tiles. */
 #include <stdint.h>
 
 #include "../../gguf/ggml_types.h"
@@ -29,6 +31,35 @@ static void gemm_by_rows(pg_qgemv_fn gemv, size_t M, size_t N, size_t K, const v
     }
 }
 
+/* The 8 x 1 GEMM: the asm microkernel takes eight rows of X against a tile
+ * of W's rows; the rows of X past the last multiple of 8 run the GEMV. */
+typedef void (*ukr8_fn)(size_t N, size_t K, const void *W, size_t ldw, const void *X, size_t ldx,
+                        float *C, size_t ldc);
+
+static void gemm_8x1(ukr8_fn ukr8, pg_qgemv_fn gemv, size_t M, size_t N, size_t K,
+                     const void *W, size_t ldw, const void *X, size_t ldx, float *C, size_t ldc)
+{
+    size_t tile = ldw ? ROWS_TILE_BYTES / ldw : N;
+    tile = tile < 4 ? 4 : tile & ~(size_t)3;
+    for (size_t n0 = 0; n0 < N; n0 += tile) {
+        size_t nr = N - n0 < tile ? N - n0 : tile;
+        const uint8_t *Wt = (const uint8_t *)W + n0 * ldw;
+        size_t m = 0;
+        for (; m + 8 <= M; m += 8)
+            ukr8(nr, K, Wt, ldw, (const uint8_t *)X + m * ldx, ldx, C + m * ldc + n0, ldc);
+        for (; m < M; m++)
+            gemv(nr, K, Wt, ldw, (const uint8_t *)X + m * ldx, C + m * ldc + n0);
+    }
+}
+
+#define GEMM_8X1(t, isa)                                                                    \
+    void pg_##t##_gemm_8x1_##isa(size_t M, size_t N, size_t K, const void *W, size_t ldw,   \
+                                 const void *X, size_t ldx, float *C, size_t ldc)           \
+    {                                                                                       \
+        gemm_8x1(pg_##t##_gemm_ukr_8x1_##isa, pg_##t##_gemv_4row_##isa, M, N, K, W, ldw, X, \
+                 ldx, C, ldc);                                                              \
+    }
+
 #define ROWS_GEMM(t, isa)                                                                   \
     void pg_##t##_gemm_rows_##isa(size_t M, size_t N, size_t K, const void *W, size_t ldw,  \
                                   const void *X, size_t ldx, float *C, size_t ldc)          \
@@ -41,25 +72,33 @@ static void gemm_by_rows(pg_qgemv_fn gemv, size_t M, size_t N, size_t K, const v
 #define X86_AVX512VNNI (X86_AVX512 | PG_CPU_AVX512VNNI)
 
 #if defined(__x86_64__)
-PG_KQ_DECLARE_ALL(ROWS_GEMM, avx512vnni)
+ROWS_GEMM(f16_f32, avx512vnni)
+ROWS_GEMM(bf16_f32, avx512vnni)
+GEMM_8X1(q4_K_q8_K, avx512vnni)
+GEMM_8X1(q5_K_q8_K, avx512vnni)
+GEMM_8X1(q6_K_q8_K, avx512vnni)
 #define GEMV_ROWS(t)                                                                        \
     { #t "_gemv_4row_avx512vnni", "avx512vnni", X86_AVX512VNNI,                             \
       .fn = { .qgemv = pg_##t##_gemv_4row_avx512vnni }, NULL },
 #define GEMM_ROWS(t)                                                                        \
     { #t "_gemm_rows_avx512vnni", "avx512vnni", X86_AVX512VNNI,                             \
       .fn = { .qgemm = pg_##t##_gemm_rows_avx512vnni }, NULL },
+#define GEMM_8X1_ROW(t)                                                                     \
+    { #t "_gemm_8x1_avx512vnni", "avx512vnni", X86_AVX512VNNI,                              \
+      .fn = { .qgemm = pg_##t##_gemm_8x1_avx512vnni }, NULL },
 #else
+#define GEMM_8X1_ROW(t)
 #define GEMV_ROWS(t)
 #define GEMM_ROWS(t)
 #endif
 
-#define FAMILIES(t, wname, aname)                                                           \
+#define FAMILIES(t, wname, aname, GEMM_ASM)                                                 \
     static const pg_variant gemv_##t[] = {                                                  \
         GEMV_ROWS(t)                                                                        \
         { #t "_gemv_c", "c", 0, .fn = { .qgemv = pg_##t##_gemv_c }, NULL },                 \
     };                                                                                      \
     static const pg_variant gemm_##t[] = {                                                  \
-        GEMM_ROWS(t)                                                                        \
+        GEMM_ASM(t)                                                                         \
         { #t "_gemm_c", "c", 0, .fn = { .qgemm = pg_##t##_gemm_c }, NULL },                 \
     };                                                                                      \
     const pg_kernel_family pg_kernels_qgemv_##wname = {                                     \
@@ -69,11 +108,11 @@ PG_KQ_DECLARE_ALL(ROWS_GEMM, avx512vnni)
         "qgemm_" #wname, "C = X . W^T, W " #wname " rows (N x K), X " aname " rows (M x K)", \
         gemm_##t, PG_COUNTOF(gemm_##t), PG_KERNEL_FN_qgemm };
 
-FAMILIES(q4_K_q8_K, q4_K, "q8_K")
-FAMILIES(q5_K_q8_K, q5_K, "q8_K")
-FAMILIES(q6_K_q8_K, q6_K, "q8_K")
-FAMILIES(f16_f32, f16, "f32")
-FAMILIES(bf16_f32, bf16, "f32")
+FAMILIES(q4_K_q8_K, q4_K, "q8_K", GEMM_8X1_ROW)
+FAMILIES(q5_K_q8_K, q5_K, "q8_K", GEMM_8X1_ROW)
+FAMILIES(q6_K_q8_K, q6_K, "q8_K", GEMM_8X1_ROW)
+FAMILIES(f16_f32, f16, "f32", GEMM_ROWS)
+FAMILIES(bf16_f32, bf16, "f32", GEMM_ROWS)
 
 static const pg_variant quantize_q8_K[] = {
     { "quantize_q8_K_c", "c", 0, .fn = { .quantize = pg_quantize_row_q8_K_c }, NULL },
