@@ -68,13 +68,15 @@ PG_KQ_DECLARE_ALL(PG_KQ_GEMV_DECLARE, 4row_avx512vnni)
 PG_KQ_DECLARE_ALL(PG_KQ_GEMM_DECLARE, rows_avx2)
 PG_KQ_DECLARE_ALL(PG_KQ_GEMM_DECLARE, 8x1_avx512vnni)
 /* the asm microkernel of the 8 x 1 GEMM: exactly eight rows of X against N
- * rows of W, C[t * ldc + n] (k_gemm_8x1_avx512vnni.S) */
+ * rows of W, C[t * ldc + n] (k_gemm_8x1_avx512vnni.S, h_gemm_8x1_avx512.S) */
 #define PG_KQ_UKR8_DECLARE(t)                                                                \
     void pg_##t##_gemm_ukr_8x1_avx512vnni(size_t N, size_t K, const void *W, size_t ldw,    \
                                           const void *X, size_t ldx, float *C, size_t ldc);
 PG_KQ_UKR8_DECLARE(q4_K_q8_K)
 PG_KQ_UKR8_DECLARE(q5_K_q8_K)
 PG_KQ_UKR8_DECLARE(q6_K_q8_K)
+PG_KQ_UKR8_DECLARE(f16_f32)
+PG_KQ_UKR8_DECLARE(bf16_f32)
 PG_KQ_DECLARE_ALL(PG_KQ_GEMM_DECLARE, rows_avx512vnni)
 PG_KQ_DECLARE_ALL(PG_KQ_GEMV_DECLARE, 4row_dotprod)
 PG_KQ_DECLARE_ALL(PG_KQ_GEMM_DECLARE, rows_dotprod)

@@ -1,35 +1,19 @@
 /* kquant_table.c - the variant tables of the k-quant and 16-bit float
- * weight types (kquant.h), best first, C reference last, and their gemm
- * "rows" variants.
+ * weight types (kquant.h), best first, C reference last, and the drivers
+ * of their GEMM variants.
  *
- * A rows variant is the prefill product built on its ISA's GEMV kernel:
- * W is taken in tiles of rows small enough to stay in L2 (48 KiB), and
- * every row of X runs the GEMV over the tile, so each weight byte comes
- * from DRAM once per batch and the decode kernel's inner loop does the
- * arithmetic (these types have no separate multi-row GEMM kernel yet).
- * Every output is exactly the GEMV kernel's, so rows of C equal pg_qgemv's
- * bit for bit.  The k-quants have a real GEMM instead (8 x 1: each weight
- * super-block widened once for eight rows of X, k_gemm_8x1_avx512vnni.S),
- * driven over the same tiles. */
+ * A GEMM variant is an asm microkernel for eight rows of X (each weight
+ * block widened once for the eight: k_gemm_8x1_avx512vnni.S,
+ * h_gemm_8x1_avx512.S) driven over tiles of W's rows small enough to stay
+ * in L2 (48 KiB), so each weight byte comes from DRAM once per batch; the
+ * rows of X past the last multiple of 8 run the same ISA's GEMV over the
+ * tile. */
 #include <stdint.h>
 
 #include "../../gguf/ggml_types.h"
 #include "kquant.h"
 
 #define ROWS_TILE_BYTES ((size_t)48 << 10)
-
-static void gemm_by_rows(pg_qgemv_fn gemv, size_t M, size_t N, size_t K, const void *W,
-                         size_t ldw, const void *X, size_t ldx, float *C, size_t ldc)
-{
-    size_t tile = ldw ? ROWS_TILE_BYTES / ldw : N;
-    tile = tile < 4 ? 4 : tile & ~(size_t)3;
-    for (size_t n0 = 0; n0 < N; n0 += tile) {
-        size_t nr = N - n0 < tile ? N - n0 : tile;
-        for (size_t m = 0; m < M; m++)
-            gemv(nr, K, (const uint8_t *)W + n0 * ldw, ldw, (const uint8_t *)X + m * ldx,
-                 C + m * ldc + n0);
-    }
-}
 
 /* The 8 x 1 GEMM: the asm microkernel takes eight rows of X against a tile
  * of W's rows; the rows of X past the last multiple of 8 run the GEMV. */
@@ -60,36 +44,25 @@ static void gemm_8x1(ukr8_fn ukr8, pg_qgemv_fn gemv, size_t M, size_t N, size_t 
                  ldx, C, ldc);                                                              \
     }
 
-#define ROWS_GEMM(t, isa)                                                                   \
-    void pg_##t##_gemm_rows_##isa(size_t M, size_t N, size_t K, const void *W, size_t ldw,  \
-                                  const void *X, size_t ldx, float *C, size_t ldc)          \
-    {                                                                                       \
-        gemm_by_rows(pg_##t##_gemv_4row_##isa, M, N, K, W, ldw, X, ldx, C, ldc);            \
-    }
-
 #define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_F16C)
 #define X86_AVX512 (X86_AVX2 | PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL)
 #define X86_AVX512VNNI (X86_AVX512 | PG_CPU_AVX512VNNI)
 
 #if defined(__x86_64__)
-ROWS_GEMM(f16_f32, avx512vnni)
-ROWS_GEMM(bf16_f32, avx512vnni)
+GEMM_8X1(f16_f32, avx512vnni)
+GEMM_8X1(bf16_f32, avx512vnni)
 GEMM_8X1(q4_K_q8_K, avx512vnni)
 GEMM_8X1(q5_K_q8_K, avx512vnni)
 GEMM_8X1(q6_K_q8_K, avx512vnni)
 #define GEMV_ROWS(t)                                                                        \
     { #t "_gemv_4row_avx512vnni", "avx512vnni", X86_AVX512VNNI,                             \
       .fn = { .qgemv = pg_##t##_gemv_4row_avx512vnni }, NULL },
-#define GEMM_ROWS(t)                                                                        \
-    { #t "_gemm_rows_avx512vnni", "avx512vnni", X86_AVX512VNNI,                             \
-      .fn = { .qgemm = pg_##t##_gemm_rows_avx512vnni }, NULL },
 #define GEMM_8X1_ROW(t)                                                                     \
     { #t "_gemm_8x1_avx512vnni", "avx512vnni", X86_AVX512VNNI,                              \
       .fn = { .qgemm = pg_##t##_gemm_8x1_avx512vnni }, NULL },
 #else
 #define GEMM_8X1_ROW(t)
 #define GEMV_ROWS(t)
-#define GEMM_ROWS(t)
 #endif
 
 #define FAMILIES(t, wname, aname, GEMM_ASM)                                                 \
@@ -111,8 +84,8 @@ GEMM_8X1(q6_K_q8_K, avx512vnni)
 FAMILIES(q4_K_q8_K, q4_K, "q8_K", GEMM_8X1_ROW)
 FAMILIES(q5_K_q8_K, q5_K, "q8_K", GEMM_8X1_ROW)
 FAMILIES(q6_K_q8_K, q6_K, "q8_K", GEMM_8X1_ROW)
-FAMILIES(f16_f32, f16, "f32", GEMM_ROWS)
-FAMILIES(bf16_f32, bf16, "f32", GEMM_ROWS)
+FAMILIES(f16_f32, f16, "f32", GEMM_8X1_ROW)
+FAMILIES(bf16_f32, bf16, "f32", GEMM_8X1_ROW)
 
 static const pg_variant quantize_q8_K[] = {
     { "quantize_q8_K_c", "c", 0, .fn = { .quantize = pg_quantize_row_q8_K_c }, NULL },
