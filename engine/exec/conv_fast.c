@@ -5,16 +5,30 @@
  * bias and the activation (ReLU, Clip / ReLU6, HardSwish, SiLU) applied
  * while a tile is in registers or right after it is written.
  *
- * Layout: NCHW, the graph's own layout, kept end to end.  Measured on
- * ResNet-18 and MobileNetV2 layer shapes, 1 thread, this machine
- * (benchmarks/bench_cnn.py --layouts prints the table; numbers below are
- * one run of it):
+ * Layout: NCHW, the graph's own layout, kept end to end.  Measured with
+ * benchmarks/bench_cnn.py --layouts (1 thread, batch 1, this 2-vCPU
+ * shared machine, one run, ms): the NCHW conv step as built here against
+ * the NHWC form's product alone (im2col rows already made as A, W packed
+ * as B, the same SGEMM kernel) and that product plus the NCHW<->NHWC
+ * transposes a layout change costs at the graph edges:
  *
- *   candidate                                  ResNet-18 convs   MobileNetV2 convs
- *   NCHW: W [M x K] as A in place, im2col into
- *         B panels per pixel block (this file)   see LAYOUT_NOTE  see LAYOUT_NOTE
- *   NHWC: im2col rows as A, W packed as B,
- *         + NCHW<->NHWC at the graph edges
+ *   layer                    NCHW step   NHWC product   + edge transposes
+ *   ResNet-18 3x3 64@56        2.68         2.45            3.03
+ *   ResNet-18 3x3 128@28       2.30         1.90            2.20
+ *   ResNet-18 3x3 256@14       2.10         1.79            1.96
+ *   ResNet-18 3x3 512@7        2.66         2.37            2.47
+ *   ResNet-18 1x1/2 128->256   0.20         0.13            0.26
+ *   MobileNetV2 1x1 24->144    0.58         0.33            0.83
+ *   MobileNetV2 1x1 144->24    0.56         0.41            1.00
+ *   MobileNetV2 1x1 320->1280  0.50         0.35            0.43
+ *
+ * The NHWC product alone is 10-40% faster than the NCHW step, but it
+ * leaves out its own im2col (the NCHW step includes it) and needs the
+ * whole network re-laid; with one transpose pair per conv it is slower on
+ * the early layers and about equal on the late ones.  Not measured: NHWC
+ * with every op between convs in NHWC (transposes only at the two graph
+ * edges), which would need NHWC pools / Add / Concat / Resize executors;
+ * that is the open question this table leaves.
  *
  * LAYOUT_NOTE.  Why NCHW: with this SGEMM (A read in place and
  * broadcast, B in NR-column panels) the weight matrix of an NCHW conv is
@@ -35,10 +49,13 @@
  * out once as kw shifted copies (stride and left/right padding resolved
  * there), so the kernel's tap addressing stays uniform for any stride.
  *
- * Why the im2col gather is C, not asm: it moves K x pixels floats (one
- * load and one store each, contiguous runs for stride 1) against M x K x
- * pixels FMAs in the SGEMM kernel, M >= 16 in every conv of both nets;
- * the bench's profile puts it under a few percent of a conv.
+ * The im2col gather is C (memcpy of contiguous runs at stride 1, a
+ * strided copy otherwise): it moves K x pixels floats against M x K x
+ * pixels FMAs.  That is not free: a perf profile of ResNet-18 (batch 1,
+ * 1 thread) put the gather and the bias prefill at about 11% of samples
+ * against 39% in the SGEMM kernel, and the 7x7 stride-2 stem (K = 147,
+ * M = 64) is far below the other layers; an asm gather for stride 2 and a
+ * bias folded into the kernel's epilogue per row are the next steps.
  *
  * Threads: tasks are (image, pixel block) for the GEMM form and (image,
  * channel) planes for depthwise; each of up to `threads` workers takes
