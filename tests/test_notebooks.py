@@ -30,7 +30,8 @@ X86 = platform.machine() in ("x86_64", "AMD64")
 
 def test_the_notebooks_are_there():
     want = {"00_tour.ipynb", "01_cpu_and_dispatch.ipynb", "02_kernels.ipynb", "03_graph_fusion.ipynb",
-            "04_memory_planning.ipynb", "05_minilm.ipynb", "06_smollm2.ipynb", "07_scale_out.ipynb"}
+            "04_memory_planning.ipynb", "05_minilm.ipynb", "06_smollm2.ipynb", "07_scale_out.ipynb",
+            "08_cnn.ipynb"}
     assert want <= set(NOTEBOOKS), NOTEBOOKS
 
 

@@ -1099,6 +1099,124 @@ cluster.close()
     ])
 
 
+# ---- 08: a CNN ---------------------------------------------------------------------
+
+def cnn_nb():
+    return notebook([
+        md("""
+# A convolutional network: ResNet-18 from torch
+
+Most CPU and edge deployments run convolutional networks. This notebook exports
+a ResNet-18 from torch (random weights, the architecture as torchvision has it),
+loads the ONNX file with `load_onnx`, checks the engine against ONNX Runtime on
+the same file, and then looks inside: what the compiler's passes do to a CNN
+(BatchNorm folded into the convolution before it, bias and activation fused
+into the convolution as its epilogue) in the fusion stepper, and where the
+activations live in the memory viewer.
+
+The export needs `torch` and `onnxruntime` (`pip install '.[test]'`). The input
+is kept small (64x64) so the notebook runs in seconds; 224x224 is what
+`benchmarks/bench_cnn.py` measures.
+"""),
+        SETUP,
+        md("""
+## Export
+
+`tests/models/make_cnn_models.py` writes the architectures in plain torch (the
+test suite runs them all against ONNX Runtime). Here it exports ResNet-18 with
+the TorchScript exporter (`dynamo=False`, opset 17) with constant folding off,
+so that every BatchNormalization stays a node of its own (both exporters fold
+BatchNorm into the convolution themselves when they are let to; here the engine
+does it), and writes ONNX Runtime's outputs on three input sets beside the
+file.
+"""),
+        code("""
+import importlib.util, json, tempfile
+from pathlib import Path
+
+def find_script():
+    for base in (Path.cwd().parent, Path(pg.__file__).resolve().parent.parent):
+        p = base / "tests" / "models" / "make_cnn_models.py"
+        if p.exists():
+            return p
+    raise FileNotFoundError("tests/models/make_cnn_models.py: run this notebook from the repository")
+
+spec = importlib.util.spec_from_file_location("make_cnn_models", find_script())
+mcm = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mcm)
+out = tempfile.mkdtemp(prefix="cnn_")
+mcm.main(["--out", out, "--only", "resnet18", "--exporters", "torchscript-nofold", "--quiet"])
+entry = json.load(open(f"{out}/manifest.json"))["models"][0]
+print(entry["file"], f"{entry['bytes'] / 1e6:.1f} MB, opset {entry['opset']}")
+refs = np.load(f"{out}/resnet18-torchscript-nofold.npz")
+image, ort_logits = refs["set0.in.image"], refs["set0.out.logits"]    # batch 1, 64x64
+g = pg.load_onnx(f"{out}/{entry['file']}", shapes={"image": image.shape})
+"""),
+        md("""
+## Against ONNX Runtime, level by level
+
+Level 0 runs the graph as imported (every Conv, BatchNormalization and Relu a
+step of its own); level 3 after every pass. Both must give ORT's logits (the
+tests hold them to a relative error of 1e-4).
+"""),
+        code("""
+import collections
+import pandas as pd
+
+models, rows = {}, []
+for level in (0, 3):
+    m = models[level] = pg.compile(g, level=level)
+    logits = m.run({"image": image})["logits"]
+    ops = collections.Counter(m.op_types)
+    rows.append({"level": level, "steps": len(m.op_types),
+                 "op types": ", ".join(f"{k} {v}" for k, v in ops.most_common()),
+                 "arena KiB": m.memory_stats["arena"] / 1024,
+                 "rel. error vs ORT": float(np.abs(logits - ort_logits).max() / np.abs(ort_logits).max())})
+pd.set_option("display.max_colwidth", 120)
+pd.DataFrame(rows)
+"""),
+        md("""
+## The fusion stepper
+
+The level-3 compile one pass at a time: move the slider to the BatchNorm fold
+and the convolution epilogue fusion to see the BatchNormalization and Relu nodes
+disappear into the convolutions (their scale and shift are folded into the
+convolution's weights and bias at compile time; the Relu runs on the output
+while it is still in registers).
+"""),
+        code("""
+model = models[3]
+%peregrine passes model -o stepper
+"""),
+        code("""
+rows = []
+for p in model.passes:
+    if not p["changes"]:
+        continue
+    reasons = list(dict.fromkeys(c["reason"] for c in p["changes"] if c["reason"]))
+    rows.append({"pass": p["name"], "nodes after": len(p["nodes"]), "changes": len(p["changes"]),
+                 "why (first reason)": reasons[0] if reasons else ""})
+pd.DataFrame(rows)
+"""),
+        md("""
+## The memory viewer
+
+Each rectangle is an activation over the steps it is alive. A ResNet's
+residual connections keep a block's input alive across the block, so two or
+three feature maps are live at once; the planner packs them into an arena at
+(or near) the lower bound, the most bytes alive at any single step.
+"""),
+        code("%peregrine memory model -o viewer"),
+        code("""
+st = model.memory_stats
+print(f"arena {st['arena'] / 1024:.0f} KiB, lower bound {st['lower_bound'] / 1024:.0f} KiB, "
+      f"naive {st['naive'] / 1024:.0f} KiB, weights {st['weights'] / 1e6:.1f} MB")
+viewer.slider.value = viewer.slider.max // 2
+print(f"live at step {viewer.slider.value}:", ", ".join(viewer.live_at(viewer.slider.value)))
+"""),
+    ])
+
+
 NOTEBOOKS = {
     "00_tour.ipynb": tour,
     "01_cpu_and_dispatch.ipynb": cpu_and_dispatch,
@@ -1108,6 +1226,7 @@ NOTEBOOKS = {
     "05_minilm.ipynb": minilm_nb,
     "06_smollm2.ipynb": smollm2_nb,
     "07_scale_out.ipynb": scale_out_nb,
+    "08_cnn.ipynb": cnn_nb,
 }
 
 

@@ -824,7 +824,9 @@ static pg_status infer_node(pg_infer_ctx *c, const pg_opdef *d)
     return d->infer(c);
 }
 
-/* Computes small int outputs at compile time by running the executor. */
+/* Computes small int outputs at compile time by running the executor; small
+ * float ones too (a Resize's scales that an exporter writes as a Concat of
+ * constants, which even level 0 needs as a value). */
 static pg_status compute_known(pg_infer_ctx *c, const pg_opdef *d)
 {
     pg_node *n = c->n;
@@ -834,7 +836,8 @@ static pg_status compute_known(pg_infer_ctx *c, const pg_opdef *d)
         pg_tensor *t = out_t(c, i);
         int64_t ne = pg_tensor_numel(t);
         if (ne < 0 || ne > KNOWN_MAX_ELEMS ||
-            (t->dtype != PG_DTYPE_INT64 && t->dtype != PG_DTYPE_INT32 && t->dtype != PG_DTYPE_BOOL))
+            (t->dtype != PG_DTYPE_INT64 && t->dtype != PG_DTYPE_INT32 && t->dtype != PG_DTYPE_BOOL &&
+             t->dtype != PG_DTYPE_FLOAT32 && t->dtype != PG_DTYPE_FLOAT64))
             return PG_OK;
     }
     const void *x[64];
@@ -880,9 +883,15 @@ static pg_status compute_known(pg_infer_ctx *c, const pg_opdef *d)
         st = fn(&k);
     pg_free(scratch);
     if (st != PG_OK) {
+        int fl = 0;
         for (int i = 0; i < n->n_outputs; i++) {
+            fl |= out_t(c, i)->dtype == PG_DTYPE_FLOAT32 || out_t(c, i)->dtype == PG_DTYPE_FLOAT64;
             pg_free(out_t(c, i)->known);
             out_t(c, i)->known = NULL;
+        }
+        if (fl && st != PG_ERR_NOMEM) {   /* a float value is a bonus: left to the run, as folding does */
+            pg_clear_error();
+            st = PG_OK;
         }
     }
     return st;

@@ -29,7 +29,12 @@ manages it:
 
 - ``torchscript``: torch.onnx.export(..., dynamo=False), opset 17;
 - ``dynamo``: torch.onnx.export(..., dynamo=True), opset 18 (needs
-  ``onnxscript``).
+  ``onnxscript``);
+- ``torchscript-nofold``: the TorchScript exporter with
+  do_constant_folding=False.  Both exporters above fold each BatchNorm into
+  the convolution before it themselves (and the TorchScript one pre-computes
+  other constants); this one keeps every BatchNormalization node, so that
+  the engine's own BatchNorm fold is what the tests check.
 
 Batch, height and width are dynamic.  For each model and exporter the
 script writes ``DIR/<name>-<exporter>.onnx`` and, with references,
@@ -61,8 +66,8 @@ import warnings
 
 import numpy as np
 
-EXPORTERS = ("torchscript", "dynamo")
-OPSET = {"torchscript": 17, "dynamo": 18}
+EXPORTERS = ("torchscript", "dynamo", "torchscript-nofold")
+OPSET = {"torchscript": 17, "dynamo": 18, "torchscript-nofold": 17}
 MODELS = ("resnet18", "mobilenetv2", "yolo", "segnet")
 # (batch, height, width); every model takes multiples of 32
 SHAPE_SETS = {"tiny": [(1, 64, 64), (3, 64, 64), (2, 64, 96)],
@@ -320,10 +325,11 @@ def export(module, ins, outs, sample: dict, path: str, exporter: str) -> None:
     args = tuple(torch.from_numpy(sample[n]) for n in ins)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if exporter == "torchscript":
+        if exporter.startswith("torchscript"):
             axes = {n: {0: "batch", 2: "height", 3: "width"} for n in ins}
             torch.onnx.export(module, args, path, input_names=ins, output_names=outs, dynamic_axes=axes,
-                              opset_version=OPSET[exporter], dynamo=False, do_constant_folding=True)
+                              opset_version=OPSET[exporter], dynamo=False,
+                              do_constant_folding=exporter == "torchscript")
         else:
             try:
                 import onnxscript  # noqa: F401
