@@ -13,9 +13,9 @@
 
 #include "../core/alloc.h"
 #include "../core/error.h"
+#include "../kernels/gemm_u8s8/gemm_u8s8.h"
 #include "elem.h"
 #include "ops.h"
-#include "parallel.h"
 
 /* ---- scales and zero points ------------------------------------------------ */
 
@@ -136,11 +136,8 @@ static void minmax_f32(const float *x, int64_t n, float *lo, float *hi)
     *hi = b;
 }
 
-static void quantize_u8(const float *x, int64_t n, float s, int32_t zp, uint8_t *y)
-{
-    for (int64_t i = 0; i < n; i++)
-        y[i] = (uint8_t)q_round((double)(x[i] / s), zp, 0, 255);
-}
+static void quantize_rows_u8(const float *x, size_t rows, size_t len, size_t ld, float s, int32_t zp,
+                             uint8_t *y);
 
 pg_status pg_exec_dynamic_quantize_linear(pg_kctx *k)
 {
@@ -149,7 +146,7 @@ pg_status pg_exec_dynamic_quantize_linear(pg_kctx *k)
     int32_t zp;
     minmax_f32(k->x[0], n, &lo, &hi);
     dyn_params(lo, hi, &s, &zp);
-    quantize_u8(k->x[0], n, s, zp, k->y[0]);
+    quantize_rows_u8(k->x[0], 1, (size_t)n, (size_t)n, s, zp, k->y[0]);
     *(float *)k->y[1] = s;
     *(uint8_t *)k->y[2] = (uint8_t)zp;
     return PG_OK;
@@ -298,117 +295,136 @@ pg_status pg_exec_qlinear_matmul(pg_kctx *k)
 }
 
 /* ---- QuantMatMul ------------------------------------------------------------------
- * A [..., M, K] (float32: quantised here, per tensor, to uint8 exactly as
- * DynamicQuantizeLinear does; or uint8 / int8 with a_scale, a_zp), W [K, N]
- * int8 constant, w_scale [1] or [N], w_zp int8 [1] or [N] (absent: 0),
- * w_colsum int32 [N] (sum over k of W[k, n]), bias [N] (optional):
- *   Y[m, n] = float(acc) * (a_scale * w_scale[n]) + bias[n]
- *   acc = sum_k (A[m,k] - a_zp) (W[k,n] - w_zp[n])
- *       = sum_k Au[m,k] W[k,n] - az colsum[n] - w_zp[n] rowsum[m] + K az w_zp[n]
- * with Au the activations as uint8 (int8 ones shifted by +128, az likewise),
- * so that the products are the u8 x s8 that VNNI computes.  float(acc) times
- * the scale product, then the bias: the same float32 operations, in the
- * same order, as the Cast -> Mul -> Add chain the fused graph had. */
+ * in:  A [..., M, K]: uint8 / int8 activations with a_scale, a_zp (one value
+ *      each, possibly computed at run time), or float32 (a_scale, a_zp
+ *      absent: quantised here per tensor to uint8 exactly as
+ *      DynamicQuantizeLinear does);
+ *      Wp: int8 [bytes], a constant holding the [K, N] weight packed by
+ *      pg_u8s8_pack_s8 (gemm_u8s8's panels, with its column sums, scales and
+ *      - attribute zero = 1 - zero points); bias [N] float32 (optional).
+ * attrs: k, n, zero.
+ * out: Y [..., M, N] float32,
+ *   Y[m, n] = float(q) * (a_scale * w_scale[n]) + bias[n]
+ *   q = sum_k (A[m,k] - a_zp) (W[k,n] - w_zp[n])
+ * on the bound gemm_u8s8 kernel (kern[0]).  int8 activations are shifted to
+ * uint8 (+128, zero point too: the same differences), the kernel's u8 x s8.
+ * float(q) times the scale product, then the bias: the same float32
+ * operations in the same order as the Cast -> Mul -> Add chain quant_fusion
+ * replaced. */
+
+static size_t qmm_kp(size_t K) { return (K + PG_U8S8_KG - 1) / PG_U8S8_KG * PG_U8S8_KG; }
 
 pg_status pg_bind_quant_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                                pg_binding *b)
 {
-    (void)n; (void)in; (void)out; (void)b;
-    return PG_OK;   /* the C reference loop below */
+    (void)in; (void)out;
+    b->kern[0] = pg_kernel_select(&pg_kernels_gemm_u8s8);
+    if (!b->kern[0])
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': the CPU mask allows no gemm_u8s8 kernel", n->name);
+    return PG_OK;
 }
 
-/* Scratch: the uint8 activations and their row sums. */
+/* Rows of A: their quantised copy (when A is not uint8 rows of kp bytes
+ * already), per-row zero points, scales and row corrections. */
 size_t pg_scratch_quant_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                                int threads, const pg_binding *b)
 {
-    (void)n; (void)out; (void)threads; (void)b;
-    int64_t ne = pg_tensor_numel(in[0]), K = in[0]->shape[in[0]->rank - 1];
-    int64_t M = K ? ne / K : 0;
-    return pg_align_up((size_t)ne + 64) + (size_t)M * sizeof(int32_t) + 64;
+    (void)out; (void)threads; (void)b;
+    size_t K = (size_t)pg_ir_attr_int(n, "k", 0), kp = qmm_kp(K);
+    int64_t ne = pg_tensor_numel(in[0]);
+    size_t M = K && ne > 0 ? (size_t)ne / K : 0;
+    return pg_align_up(M * kp + 64) + 3 * pg_align_up(M * 4 + 64);
 }
 
-typedef struct qmm_ctx {
-    const uint8_t *au;
-    const int32_t *rowsum, *colsum;
-    const int8_t *w, *wz;
-    const float *ws, *bias;
-    float as;
-    int32_t az;
-    int64_t K, N, ws_n, wz_n;
-    float *y;
-} qmm_ctx;
-
-static void qmm_rows(void *vc, int64_t m0, int64_t m1)
+/* DynamicQuantizeLinear's uint8 of n floats with scale s and zero point zp,
+ * in loops the compiler vectorises: x / s in float32, rounding half to
+ * even by the 1.5 * 2^23 trick (exact for |v| < 2^22: v is clamped first),
+ * NaN as 0.  Rows of `len` bytes every `ld` (padding zero). */
+static void quantize_rows_u8(const float *x, size_t rows, size_t len, size_t ld, float s, int32_t zp,
+                             uint8_t *y)
 {
-    const qmm_ctx *c = vc;
-    for (int64_t m = m0; m < m1; m++) {
-        const uint8_t *a = c->au + m * c->K;
-        float *yr = c->y + m * c->N;
-        int32_t *acc = (int32_t *)(void *)yr;   /* int32 and float32 share the row */
-        for (int64_t j = 0; j < c->N; j++)
-            acc[j] = 0;
-        for (int64_t kk = 0; kk < c->K; kk++) {
-            int32_t av = a[kk];
-            const int8_t *wr = c->w + kk * c->N;
-            for (int64_t j = 0; j < c->N; j++)
-                acc[j] = (int32_t)((uint32_t)acc[j] + (uint32_t)(av * wr[j]));
+    const float magic = 12582912.0f, fz = (float)zp;
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * len;
+        uint8_t *yr = y + r * ld;
+        for (size_t i = 0; i < len; i++) {
+            float v = xr[i] / s;
+            v = v == v ? v : 0.0f;
+            v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v;
+            v = ((v + magic) - magic) + fz;
+            v = v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v;
+            yr[i] = (uint8_t)(int32_t)v;
         }
-        for (int64_t j = 0; j < c->N; j++) {
-            int32_t wz = c->wz ? c->wz[c->wz_n == 1 ? 0 : j] : 0;
-            uint32_t t = (uint32_t)acc[j] - (uint32_t)c->az * (uint32_t)c->colsum[j] -
-                         (uint32_t)wz * (uint32_t)c->rowsum[m] +
-                         (uint32_t)c->K * (uint32_t)c->az * (uint32_t)wz;
-            float mult = c->as * c->ws[c->ws_n == 1 ? 0 : j];
-            float v = (float)(int32_t)t * mult;
-            yr[j] = c->bias ? v + c->bias[j] : v;
-        }
+        for (size_t i = len; i < ld; i++)
+            yr[i] = 0;
     }
 }
 
 pg_status pg_exec_quant_matmul(pg_kctx *k)
 {
-    const pg_tensor *a = k->in[0], *w = k->in[3];
-    int64_t K = w->shape[0], N = w->shape[1], ne = pg_tensor_numel(a), M = K ? ne / K : 0;
-    uint8_t *au = k->scratch;
-    int32_t *rowsum = (int32_t *)(void *)((char *)k->scratch + pg_align_up((size_t)ne + 64));
-    qmm_ctx c;
-    memset(&c, 0, sizeof c);
+    const pg_tensor *a = k->in[0];
+    size_t K = (size_t)pg_ir_attr_int(k->node, "k", 0), N = (size_t)pg_ir_attr_int(k->node, "n", 0);
+    int with_zero = (int)pg_ir_attr_int(k->node, "zero", 0);
+    size_t kp = qmm_kp(K);
+    int64_t ne = pg_tensor_numel(a);
+    size_t M = K && ne > 0 ? (size_t)ne / K : 0;
+    if (k->scratch_bytes < pg_scratch_quant_matmul(k->node, k->in, k->out, 1, k->bind))
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': scratch of %zu bytes is too small", k->node->name,
+                       k->scratch_bytes);
+    if (M == 0 || N == 0)
+        return PG_OK;
+    char *sp = k->scratch;
+    uint8_t *aq = (uint8_t *)sp;
+    sp += pg_align_up(M * kp + 64);
+    int32_t *a_zero = (int32_t *)(void *)sp;
+    sp += pg_align_up(M * 4 + 64);
+    float *a_scale = (float *)(void *)sp;
+    sp += pg_align_up(M * 4 + 64);
+    int32_t *row_corr = (int32_t *)(void *)sp;
+    float as;
+    int32_t az;
+    const uint8_t *rows = aq;
     if (a->dtype == PG_DTYPE_FLOAT32) {
         float lo, hi;
         minmax_f32(k->x[0], ne, &lo, &hi);
-        dyn_params(lo, hi, &c.as, &c.az);
-        quantize_u8(k->x[0], ne, c.as, c.az, au);
-        c.au = au;
+        dyn_params(lo, hi, &as, &az);
+        quantize_rows_u8(k->x[0], M, K, kp, as, az, aq);
     } else {
-        c.as = *(const float *)k->x[1];
-        c.az = (int32_t)pg_ld_i(a->dtype, k->x[2], 0);
+        as = *(const float *)k->x[1];
+        az = (int32_t)pg_ld_i(a->dtype, k->x[2], 0);
+        const uint8_t *src = k->x[0];
         if (a->dtype == PG_DTYPE_INT8) {
-            const uint8_t *src = k->x[0];
-            for (int64_t i = 0; i < ne; i++)
-                au[i] = (uint8_t)(src[i] ^ 0x80);   /* int8 v -> uint8 v + 128 */
-            c.az += 128;
-            c.au = au;
+            az += 128;   /* int8 v -> uint8 v + 128 */
+            for (size_t r = 0; r < M; r++) {
+                for (size_t i = 0; i < K; i++)
+                    aq[r * kp + i] = (uint8_t)(src[r * K + i] ^ 0x80);
+                for (size_t i = K; i < kp; i++)
+                    aq[r * kp + i] = 0;
+            }
+        } else if (kp == K) {
+            rows = src;   /* uint8 rows of kp bytes: read in place */
         } else {
-            c.au = k->x[0];
+            for (size_t r = 0; r < M; r++) {
+                memcpy(aq + r * kp, src + r * K, K);
+                memset(aq + r * kp + K, 0, kp - K);
+            }
         }
     }
-    for (int64_t m = 0; m < M; m++) {
-        int32_t s = 0;
-        for (int64_t kk = 0; kk < K; kk++)
-            s += c.au[m * K + kk];
-        rowsum[m] = s;
+    for (size_t r = 0; r < M; r++) {
+        a_zero[r] = az;
+        a_scale[r] = as;
     }
-    c.rowsum = rowsum;
-    c.colsum = k->x[6];
-    c.w = k->x[3];
-    c.wz = k->n_in > 5 ? k->x[5] : NULL;
-    c.wz_n = c.wz ? pg_tensor_numel(k->in[5]) : 1;
-    c.ws = k->x[4];
-    c.ws_n = pg_tensor_numel(k->in[4]);
-    c.bias = k->n_in > 7 ? k->x[7] : NULL;
-    c.K = K;
-    c.N = N;
-    c.y = k->y[0];
-    pg_exec_parallel(k, M, K * N, 1, qmm_rows, &c);
-    return PG_OK;
+    if (with_zero)
+        for (size_t r = 0; r < M; r++) {
+            uint32_t s = 0;
+            for (size_t i = 0; i < K; i++)
+                s += rows[r * kp + i];
+            row_corr[r] = (int32_t)(s - (uint32_t)K * (uint32_t)az);
+        }
+    pg_u8s8_packed pk;
+    pg_u8s8_view(k->x[3], K, N, with_zero, &pk);
+    const float *bias = k->n_in > 4 ? k->x[4] : NULL;
+    pg_u8s8_epilogue ep = { a_zero, a_scale, NULL, NULL, bias, NULL, with_zero ? row_corr : NULL,
+                            1.0f, 0, PG_U8S8_OUT_F32, 0 };
+    return pg_u8s8_gemm_packed(k->bind->kern[0], M, N, rows, kp, &pk, 0, &ep, k->y[0], N, k->threads);
 }

@@ -13,6 +13,7 @@
  * ceil(dim / block_size) on `axis`). */
 #include "../exec/elem.h"
 #include "../exec/ops.h"
+#include "../kernels/gemm_u8s8/gemm_u8s8.h"
 #include "infer.h"
 
 #define FAIL PG_INFER_FAIL
@@ -242,15 +243,22 @@ pg_status pg_infer_qlinear_matmul(pg_infer_ctx *c)
     return PG_OK;
 }
 
-/* QuantMatMul: A, a_scale, a_zp, W, w_scale, w_zp, w_colsum, bias
- * (engine/passes/fuse_quant.c documents it). */
+/* QuantMatMul: A, a_scale, a_zp, Wp, bias; attrs k, n, zero (ops_quant.c
+ * documents it). */
 pg_status pg_infer_quant_matmul(pg_infer_ctx *c)
 {
-    const pg_tensor *a = c->in[0], *w = c->in[3];
+    const pg_tensor *a = c->in[0], *w = pg_infer_has_in(c, 3) ? c->in[3] : NULL;
+    int64_t K = pg_ir_attr_int(c->n, "k", 0), N = pg_ir_attr_int(c->n, "n", 0);
+    int64_t zero = pg_ir_attr_int(c->n, "zero", 0);
     pg_status st;
-    if (!w || w->dtype != PG_DTYPE_INT8 || w->rank != 2 || !w->is_const)
-        return FAIL(PG_ERR_GRAPH, "the weight must be a 2-D int8 constant");
-    int64_t N = w->shape[1];
+    if (K < 1 || N < 1 || K > (1 << 24) || N > (1 << 24) || (zero != 0 && zero != 1))
+        return FAIL(PG_ERR_GRAPH, "attributes k %lld, n %lld (1..2^24), zero %lld (0 or 1)",
+                    (long long)K, (long long)N, (long long)zero);
+    if (!w || w->dtype != PG_DTYPE_INT8 || w->rank != 1 || !w->is_const ||
+        (size_t)w->shape[0] != pg_u8s8_packed_bytes((size_t)K, (size_t)N, (int)zero))
+        return FAIL(PG_ERR_GRAPH, "the weight (input 3) must be an int8 constant of %zu bytes "
+                    "(gemm_u8s8's packing of [%lld, %lld])",
+                    pg_u8s8_packed_bytes((size_t)K, (size_t)N, (int)zero), (long long)K, (long long)N);
     if (a->dtype == PG_DTYPE_FLOAT32) {
         if (pg_infer_has_in(c, 1) || pg_infer_has_in(c, 2))
             return FAIL(PG_ERR_GRAPH, "a float32 A is quantised here: a_scale and a_zp must be absent");
@@ -260,25 +268,17 @@ pg_status pg_infer_quant_matmul(pg_infer_ctx *c)
         if ((st = check_q8_operand(c, 0, 2, 0, "A")) || (st = check_f32_scalar(c, 1, 0, "a_scale")))
             return st;
     }
-    if ((st = check_f32_scalar(c, 4, N, "w_scale")))
-        return st;
-    for (int i = 5; i <= 7; i++) {
-        if (!pg_infer_has_in(c, i)) {
-            if (i == 6)
-                return FAIL(PG_ERR_GRAPH, "w_colsum is missing");
-            continue;
-        }
-        const pg_tensor *t = c->in[i];
-        pg_dtype want = i == 5 ? PG_DTYPE_INT8 : i == 6 ? PG_DTYPE_INT32 : PG_DTYPE_FLOAT32;
-        int64_t n = pg_tensor_numel(t);
-        if (t->dtype != want || t->rank > 1 || (n != N && !(i == 5 && n == 1)))
-            return FAIL(PG_ERR_GRAPH, "input %d ('%s') must be %s [%lld]", i, t->name,
-                        pg_dtype_name(want), (long long)N);
+    if (a->rank < 1 || a->shape[a->rank - 1] != K)
+        return FAIL(PG_ERR_SHAPE, "A '%s' must have K = %lld in its last dim", a->name, (long long)K);
+    if (pg_infer_has_in(c, 4)) {
+        const pg_tensor *b = c->in[4];
+        if (b->dtype != PG_DTYPE_FLOAT32 || b->rank != 1 || b->shape[0] != N)
+            return FAIL(PG_ERR_GRAPH, "bias '%s' must be float32 [%lld]", b->name, (long long)N);
     }
-    int r = 0;
     int64_t shape[PG_MAX_RANK];
-    if ((st = matmul_shape(c, 0, 3, &r, shape)))
-        return st;
-    pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, r, shape);
+    for (int d = 0; d < a->rank - 1; d++)
+        shape[d] = a->shape[d];
+    shape[a->rank - 1] = N;
+    pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, a->rank, shape);
     return PG_OK;
 }

@@ -748,9 +748,10 @@ int pg_ir_remove_dead(pg_graph *g)
     PG_IR_FOR_TENSORS(g, t)
         if (!t->is_input && !t->n_output_refs && !t->n_users && !mark[t->id] &&
             pg_ir_producer(g, t->id) < 0) {
-            pg_namemap_del(&g->tensor_names, t->name, t->id);
+            int id = t->id;   /* read before free_tensor frees t */
+            pg_namemap_del(&g->tensor_names, t->name, id);
             free_tensor(t);
-            g->tensors[t->id] = NULL;
+            g->tensors[id] = NULL;
         }
     pg_free(work);
     pg_free(mark);

@@ -52,6 +52,7 @@ int pg_pass_changes(const pg_pass_ctx *c);
 
 /* The passes (one file each). */
 extern const pg_pass_def pg_pass_shape_inference;
+extern const pg_pass_def pg_pass_quant_fusion;
 extern const pg_pass_def pg_pass_constant_folding;
 extern const pg_pass_def pg_pass_noop_elimination;
 extern const pg_pass_def pg_pass_cse;

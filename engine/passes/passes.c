@@ -1,7 +1,8 @@
 /* passes.c - the pass registry and the driver that runs it.
  *
  * The registry is the single list of passes, in the order they run.  The
- * order matters: shape inference first (everything reads shapes); constant
+ * order matters: shape inference first (everything reads shapes); quantised
+ * products before constant folding (which would dequantise their weights); constant
  * folding before no-op elimination (a Reshape's shape is often a folded
  * Shape->Gather->Concat chain); CSE after folding (folded constants compare
  * by value); the element-wise fusions (LayerNorm, GELU, ...) before the
@@ -21,6 +22,7 @@
 
 static const pg_pass_def *const registry[] = {
     &pg_pass_shape_inference,
+    &pg_pass_quant_fusion,
     &pg_pass_constant_folding,
     &pg_pass_noop_elimination,
     &pg_pass_cse,
