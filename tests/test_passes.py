@@ -948,3 +948,47 @@ def test_gemm_on_flattened_rows_takes_them_unflattened(out_shape, fuses):
     ref = 0.5 * z * (1 + np.vectorize(erf)(z / math.sqrt(2)))
     np.testing.assert_allclose(m.run({"x": x})["y"], ref, rtol=1e-4, atol=1e-4)
     run_levels(g, {"x": x})
+
+
+@pytest.mark.parametrize("case", ["causal_fmin", "padding_neg_inf", "fully_masked_row", "huge_score_in_tail",
+                                  "nan_in_tail"])
+def test_attention_masked_tail_matches_unfused(case):
+    """FusedAttention stops a row's softmax before a tail of keys that are
+    masked off for sure (mask <= -1e30 and a bounded score): the same numbers
+    as the unfused graph whatever the tail holds - a causal finfo.min mask,
+    -inf padding, a fully masked row (near-uniform, not zeros), a tail score
+    too large to drop, or a NaN in the tail (the whole row is NaN either way)."""
+    B, H, S, D = 2, 2, 16, 8
+    g = pg.Graph()
+    for n in ("q", "k", "v"):
+        g.add_input(n, (B, H, S, D))
+    g.add_input("mask", (B, 1, S, S))
+    g.add_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2])
+    g.add_node("MatMul", ["q", "kt"], ["s"])
+    g.add_node("Mul", ["s", c(g, "sc", 1 / math.sqrt(D))], ["ss"])
+    g.add_node("Add", ["ss", "mask"], ["sm"])
+    g.add_node("Softmax", ["sm"], ["p"], axis=-1)
+    g.add_node("MatMul", ["p", "v"], ["o"])
+    g.add_output("o")
+    fmin = np.finfo(np.float32).min
+    mask = np.zeros((B, 1, S, S), np.float32)
+    q, k, v = f32(B, H, S, D), f32(B, H, S, D), f32(B, H, S, D)
+    if case == "causal_fmin":
+        mask[:] = np.triu(np.full((S, S), fmin, np.float32), 1)
+    elif case == "padding_neg_inf":
+        mask[1, ..., 11:] = -np.inf
+    elif case == "fully_masked_row":
+        mask[:] = np.triu(np.full((S, S), fmin, np.float32), 1)
+        mask[0, 0, 3, :] = fmin
+    elif case == "huge_score_in_tail":
+        mask[:] = np.triu(np.full((S, S), fmin, np.float32), 1)
+        k[0, 0, 12] *= 1e30
+    else:
+        mask[:] = np.triu(np.full((S, S), fmin, np.float32), 1)
+        k[1, 1, 14, 0] = np.nan
+    feeds = {"q": q, "k": k, "v": v, "mask": mask}
+    m = pg.compile(g, level=2)
+    assert ops_after(m) == {"FusedAttention": 1}
+    got, ref = m.run(feeds)["o"], pg.compile(g, level=0).run(feeds)["o"]
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(ref), rtol=1e-4, atol=1e-5)

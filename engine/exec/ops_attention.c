@@ -173,6 +173,28 @@ static const float *mask_row(const attn_job *j, int64_t b, int64_t h, int64_t i,
     return mrow;
 }
 
+/* Masked-off keys at the end of a row (a causal mask, padding) whose
+ * probability is exactly 0 in any case: the row's softmax can stop before
+ * them.  A key is dead when its mask is <= -1e30 (finfo.min, -inf) and its
+ * scaled score is finite and at most 1e29 in size, so that its
+ * scale*x + mask lies below -9e29; the last live key must have a mask
+ * >= -1e28 and a score of at most 1e28, so the row's maximum is above
+ * -2e28.  Then every dead key sits more than 104 below the maximum, where
+ * exp rounds to +0 (the kernels' and libm's alike): dropping them changes
+ * neither the maximum, nor the sum, nor any output bit, and spares the
+ * softmax the exp of huge negative numbers (an underflow the CPU handles
+ * slowly).  Returns the number of keys to run; Sk when the tail is not
+ * provably dead or the whole row is masked (its softmax is not all zeros). */
+static size_t live_keys(size_t Sk, const float *x, float scale, const float *mask)
+{
+    size_t L = Sk;
+    while (L > 0 && mask[L - 1] <= -1e30f && fabsf(scale * x[L - 1]) <= 1e29f)
+        L--;
+    if (L == 0 || L == Sk || !(mask[L - 1] >= -1e28f) || !(fabsf(scale * x[L - 1]) <= 1e28f))
+        return Sk;
+    return L;
+}
+
 static void attend_pair(const attn_job *j, float *slot, size_t bh)
 {
     const attn_geom *g = &j->g;
@@ -226,7 +248,11 @@ static void attend_pair(const attn_job *j, float *slot, size_t bh)
         }
         for (size_t i = 0; i < t; i++) {
             float *si = S + i * lds;
-            j->softmax(Sk, si, j->scale, mask_row(j, b, h, (int64_t)(i0 + i), mrow), si);
+            const float *mk = mask_row(j, b, h, (int64_t)(i0 + i), mrow);
+            size_t L = mk ? live_keys(Sk, si, j->scale, mk) : Sk;
+            j->softmax(L, si, j->scale, mk, si);
+            for (size_t c = L; c < Sk; c++)
+                si[c] = 0.0f;
             if (j->nan_to_zero)
                 for (size_t c = 0; c < Sk; c++)
                     if (si[c] != si[c])
