@@ -184,7 +184,7 @@ def test_conv_weight_channels_mismatch_is_a_shape_error_naming_the_node():
 
 
 @pytest.mark.parametrize("op, attrs, inputs, words", [
-    ("Resize", dict(mode="linear", antialias=1), ["x", "", "scales"], ["antialias"]),
+    ("Resize", dict(mode="nearest", antialias=1), ["x", "", "scales"], ["antialias", "nearest"]),
     ("Resize", dict(mode="nearest", coordinate_transformation_mode="tf_half_pixel_for_nn_sideways"),
      ["x", "", "scales"], ["coordinate_transformation_mode"]),
     ("BatchNormalization", dict(training_mode=1), ["x", "s", "b", "m", "v"], ["training_mode"]),

@@ -46,8 +46,6 @@ EXCLUDED: list[tuple[str, str]] = [
     (r"test_pow_types_(int32|int64)_.*", "the engine's Pow takes float32 bases only"),
     (r"test_batchnorm_.*_training_mode", "BatchNormalization training_mode=1 (batch statistics, running-stat "
      "outputs) is not supported: UnsupportedError naming the node and attribute"),
-    (r"test_resize_.*_antialias", "Resize antialias=1 is not supported: UnsupportedError naming the node "
-     "and attribute"),
     (r"test_quantizelinear_blocked_symmetric", "output_dtype int16: the engine has no int16 element type"),
     (r"test_dynamicquantizelinear.*_expanded", "written at opset 11 (Cast 9, Clip 11, Div 7, ...): op "
      "versions before opset 13 are not supported"),

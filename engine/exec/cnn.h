@@ -53,7 +53,7 @@ enum { PG_RS_HALF_PIXEL, PG_RS_HALF_PIXEL_SYMMETRIC, PG_RS_PYTORCH_HALF_PIXEL, P
 enum { PG_RS_ROUND_PREFER_FLOOR, PG_RS_ROUND_PREFER_CEIL, PG_RS_FLOOR, PG_RS_CEIL };
 
 typedef struct pg_resize_geom {
-    int     rank, mode, ctm, nearest, exclude_outside;
+    int     rank, mode, ctm, nearest, exclude_outside, antialias;
     double  cubic_a, extrapolation;
     int64_t in[PG_MAX_RANK], out[PG_MAX_RANK];
     double  scale[PG_MAX_RANK];    /* output / input along each axis */
@@ -62,6 +62,10 @@ typedef struct pg_resize_geom {
     double  roi_lo[PG_MAX_RANK], roi_hi[PG_MAX_RANK];
     int     identity[PG_MAX_RANK]; /* this axis is copied as it is */
 } pg_resize_geom;
+
+/* Taps per axis at most (antialiased downscaling widens the filter by
+ * 1 / scale: linear to 1/32, cubic to 1/16). */
+#define PG_RS_MAX_TAPS 64
 
 pg_status pg_resize_geometry(const pg_node *n, int n_in, const pg_tensor *const *in,
                              const void *const *val, pg_resize_geom *g);

@@ -10,7 +10,8 @@
  * Interpolation is separable: each output element is the sum over the
  * per-axis taps (1 nearest, 2 linear, 4 cubic) of the product of their
  * weights times the input at the clamped indices, computed in double.
- * antialias is not implemented (PG_ERR_UNSUPPORTED naming it). */
+ * antialias (linear, cubic) widens the filter by 1 / scale when
+ * downscaling, as the reference does, up to PG_RS_MAX_TAPS taps. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,9 +78,13 @@ pg_status pg_resize_geometry(const pg_node *n, int n_in, const pg_tensor *const 
                            "not supported", ctm);
         if ((g->nearest = pick(nm, nms, 4)) < 0)
             return rs_fail(n, PG_ERR_UNSUPPORTED, "attribute 'nearest_mode' = '%s' is not supported", nm);
-        if (pg_ir_attr_int(n, "antialias", 0) != 0)
-            return rs_fail(n, PG_ERR_UNSUPPORTED, "attribute 'antialias' = %lld is not supported",
-                           (long long)pg_ir_attr_int(n, "antialias", 0));
+        int64_t aa = pg_ir_attr_int(n, "antialias", 0);
+        if (aa != 0 && aa != 1)
+            return rs_fail(n, PG_ERR_GRAPH, "attribute 'antialias' is %lld; it must be 0 or 1", (long long)aa);
+        if (aa && g->mode == PG_RS_NEAREST)
+            return rs_fail(n, PG_ERR_UNSUPPORTED, "attribute 'antialias' = 1 with mode 'nearest' is not "
+                           "supported (linear, cubic)");
+        g->antialias = (int)aa;
     }
     g->cubic_a = pg_ir_attr_float(n, "cubic_coeff_a", -0.75f);
     g->exclude_outside = pg_ir_attr_int(n, "exclude_outside", 0) != 0;
@@ -167,6 +172,11 @@ pg_status pg_resize_geometry(const pg_node *n, int n_in, const pg_tensor *const 
         if (g->out[d] < 1)
             return rs_fail(n, PG_ERR_SHAPE, "output dim %d would be %lld", d, (long long)g->out[d]);
         g->length[d] = g->scale[d] * (double)g->in[d];
+        double support = g->mode == PG_RS_CUBIC ? 4.0 : 2.0;
+        if (g->antialias && g->scale[d] < 1 && support / g->scale[d] + 2 > PG_RS_MAX_TAPS)
+            return rs_fail(n, PG_ERR_UNSUPPORTED, "attribute 'antialias' = 1 with a downscale of %g on axis "
+                           "%d is not supported (at most 1/%g)", g->scale[d], d,
+                           (PG_RS_MAX_TAPS - 2) / support);
     }
     if (g->ctm == PG_RS_TF_CROP_AND_RESIZE) {
         const pg_tensor *troi = n_in > 1 ? in[1] : NULL;
@@ -227,7 +237,43 @@ static double source_coord(const pg_resize_geom *g, int d, int64_t y, int *extra
 
 static int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
 
-/* Taps of output index y along axis d: up to 4 (index, weight) pairs. */
+static double cubic_coeff(double A, double a)
+{
+    a = fabs(a);
+    return a <= 1 ? ((A + 2) * a - (A + 3)) * a * a + 1 : a < 2 ? ((A * a - 5 * A) * a + 8 * A) * a - 4 * A : 0;
+}
+
+/* Antialiased linear / cubic taps of source coordinate x (scale < 1): the
+ * filter stretched by 1 / scale around x, normalised, as the reference:
+ * base = the input index left of x (x itself counts as right of it). */
+static int antialias_taps(const pg_resize_geom *g, int d, double x, int64_t *idx, double *wt)
+{
+    int64_t n = g->in[d];
+    double s = g->scale[d] < 1 ? g->scale[d] : 1.0, base = ceil(x) - 1, ratio = x - base, sum = 0;
+    double support = g->mode == PG_RS_CUBIC ? 2.0 : 1.0;
+    int64_t start = (int64_t)floor(-support / s) + 1, count = 2 - 2 * start;
+    for (int64_t i = 0; i < count; i++) {
+        double a = s * ((double)(start + i) - ratio);
+        double c = g->mode == PG_RS_CUBIC ? cubic_coeff(g->cubic_a, a) : (fabs(a) < 1 ? 1 - fabs(a) : 0);
+        wt[i] = c;
+        sum += c;
+    }
+    for (int64_t i = 0; i < count; i++) wt[i] = sum != 0 ? wt[i] / sum : 0;
+    sum = 0;
+    for (int64_t i = 0; i < count; i++) {
+        int64_t p = (int64_t)base + start + i;
+        if (g->exclude_outside && (p < 0 || p >= n))
+            wt[i] = 0;
+        sum += wt[i];
+        idx[i] = clampi(p, n);
+    }
+    if (g->exclude_outside && sum != 0)
+        for (int64_t i = 0; i < count; i++) wt[i] /= sum;
+    return (int)count;
+}
+
+/* Taps of output index y along axis d: up to PG_RS_MAX_TAPS (index,
+ * weight) pairs (1 nearest, 2 linear, 4 cubic unless antialiased). */
 static int axis_taps(const pg_resize_geom *g, int d, int64_t y, int64_t *idx, double *wt, int *extra)
 {
     if (g->identity[d]) {
@@ -237,6 +283,8 @@ static int axis_taps(const pg_resize_geom *g, int d, int64_t y, int64_t *idx, do
     }
     int64_t n = g->in[d];
     double x = source_coord(g, d, y, extra);
+    if (g->antialias && g->scale[d] < 1)
+        return antialias_taps(g, d, x, idx, wt);
     double f = floor(x), r = x - f;
     int64_t xi = (int64_t)f;
     if (g->mode == PG_RS_NEAREST) {
@@ -260,10 +308,9 @@ static int axis_taps(const pg_resize_geom *g, int d, int64_t y, int64_t *idx, do
         wt[1] = r;
         return 2;
     }
-    double A = g->cubic_a, t[4] = { r + 1, r, 1 - r, 2 - r }, sum = 0;
+    double t[4] = { r + 1, r, 1 - r, 2 - r }, sum = 0;
     for (int i = 0; i < 4; i++) {
-        double a = t[i];
-        wt[i] = a <= 1 ? ((A + 2) * a - (A + 3)) * a * a + 1 : ((A * a - 5 * A) * a + 8 * A) * a - 4 * A;
+        wt[i] = cubic_coeff(g->cubic_a, t[i]);
         int64_t p = xi - 1 + i;
         if (g->exclude_outside && (p < 0 || p >= n))
             wt[i] = 0;
@@ -291,8 +338,8 @@ pg_status pg_exec_resize(pg_kctx *k)
         s *= g.in[d];
     }
     for (int64_t o = 0; o < total; o++) {
-        int64_t idx[PG_MAX_RANK][4];
-        double wt[PG_MAX_RANK][4];
+        int64_t idx[PG_MAX_RANK][PG_RS_MAX_TAPS];
+        double wt[PG_MAX_RANK][PG_RS_MAX_TAPS];
         int nt[PG_MAX_RANK], extra = 0;
         for (int d = 0; d < r; d++)
             nt[d] = axis_taps(&g, d, oi[d], idx[d], wt[d], &extra);

@@ -31,6 +31,10 @@ static pg_status node_fail(const pg_node *n, pg_status st, const char *fmt, ...)
 
 static int64_t floordiv2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
 
+/* Strides, dilations, pads, kernel dims and block sizes above this are
+ * refused (no real network has them; below it no product of two overflows). */
+#define ATTR_MAX ((int64_t)1 << 24)
+
 /* An ints attribute of exactly `want` entries (absent: dflt each), each
  * at least `min`. */
 static pg_status read_ints(const pg_node *n, const char *name, int want, int64_t dflt, int64_t min,
@@ -49,10 +53,10 @@ static pg_status read_ints(const pg_node *n, const char *name, int want, int64_t
                          name, cnt, want / (strcmp(name, "pads") ? 1 : 2),
                          strcmp(name, "pads") ? "" : " (pads needs two per dim)");
     for (int i = 0; i < want; i++) {
-        if (v[i] < min)
-            return node_fail(n, min > 0 ? PG_ERR_GRAPH : PG_ERR_UNSUPPORTED,
-                             "attribute '%s' value %lld is not supported (at least %lld)", name,
-                             (long long)v[i], (long long)min);
+        if (v[i] < min || v[i] > ATTR_MAX)
+            return node_fail(n, min > 0 && v[i] < min ? PG_ERR_GRAPH : PG_ERR_UNSUPPORTED,
+                             "attribute '%s' value %lld is not supported (%lld to %lld)", name,
+                             (long long)v[i], (long long)min, (long long)ATTR_MAX);
         out[i] = v[i];
     }
     return PG_OK;
@@ -93,7 +97,7 @@ pg_status pg_win_geometry(const pg_node *n, int kind, int nsp, const int64_t *in
                                  "has %d spatial dims", cnt, nsp);
             for (int i = 0; i < nsp; i++) {
                 oshape[i] = os[cnt - nsp + i];
-                if (oshape[i] < 1)
+                if (oshape[i] < 1 || oshape[i] > ATTR_MAX)
                     return node_fail(n, PG_ERR_SHAPE, "attribute 'output_shape' value %lld is not positive",
                                      (long long)oshape[i]);
             }
@@ -109,8 +113,9 @@ pg_status pg_win_geometry(const pg_node *n, int kind, int nsp, const int64_t *in
     for (int i = 0; i < nsp; i++) {
         int j = off + i;
         int64_t eff = (k[i] - 1) * dil[i] + 1, lo = pads[i], hi = pads[nsp + i], out;
-        if (k[i] < 1)
-            return node_fail(n, PG_ERR_SHAPE, "kernel dim %d is %lld; it must be positive", i, (long long)k[i]);
+        if (k[i] < 1 || k[i] > ATTR_MAX)
+            return node_fail(n, PG_ERR_SHAPE, "kernel dim %d is %lld; it must be 1 to %lld", i,
+                             (long long)k[i], (long long)ATTR_MAX);
         if (in[i] < 1)
             return node_fail(n, PG_ERR_SHAPE, "spatial input dim %d is %lld; it must be positive", i,
                              (long long)in[i]);
@@ -239,8 +244,9 @@ pg_status pg_infer_conv(pg_infer_ctx *c)
         return FAIL(PG_ERR_SHAPE, "weight '%s' has rank %d; input '%s' has rank %d (they must match)",
                     wt->name, wt->rank, x->name, x->rank);
     int64_t G = pg_ir_attr_int(c->n, "group", 1), C = x->shape[1], M = wt->shape[0];
-    if (G < 1)
-        return FAIL(PG_ERR_GRAPH, "attribute 'group' is %lld; it must be positive", (long long)G);
+    if (G < 1 || G > ATTR_MAX || (C > 0 && G > C))
+        return FAIL(PG_ERR_GRAPH, "attribute 'group' is %lld; it must be 1 to the input channels (%lld)",
+                    (long long)G, (long long)C);
     if (C % G || M % G)
         return FAIL(PG_ERR_SHAPE, "group = %lld must divide the input channels (%lld) and the output "
                     "channels (%lld)", (long long)G, (long long)C, (long long)M);
@@ -268,8 +274,9 @@ pg_status pg_infer_conv_transpose(pg_infer_ctx *c)
         return FAIL(PG_ERR_SHAPE, "weight '%s' has rank %d; input '%s' has rank %d (they must match)",
                     wt->name, wt->rank, x->name, x->rank);
     int64_t G = pg_ir_attr_int(c->n, "group", 1), C = x->shape[1];
-    if (G < 1)
-        return FAIL(PG_ERR_GRAPH, "attribute 'group' is %lld; it must be positive", (long long)G);
+    if (G < 1 || G > ATTR_MAX || (C > 0 && G > C))
+        return FAIL(PG_ERR_GRAPH, "attribute 'group' is %lld; it must be 1 to the input channels (%lld)",
+                    (long long)G, (long long)C);
     if (wt->shape[0] != C)
         return FAIL(PG_ERR_SHAPE, "weight '%s' has %lld input channels (dim 0); input '%s' has %lld",
                     wt->name, (long long)wt->shape[0], x->name, (long long)C);
@@ -391,8 +398,9 @@ pg_status pg_infer_depth_space(pg_infer_ctx *c)
     if (!pg_dtype_size(x->dtype))
         return FAIL(PG_ERR_DTYPE, "input '%s' has no element size", x->name);
     int64_t b = pg_ir_attr_int(c->n, "blocksize", 0);
-    if (b < 1)
-        return FAIL(PG_ERR_GRAPH, "attribute 'blocksize' is %lld; it must be positive", (long long)b);
+    if (b < 1 || b > 65536)
+        return FAIL(b < 1 ? PG_ERR_GRAPH : PG_ERR_UNSUPPORTED, "attribute 'blocksize' is %lld; it must "
+                    "be 1 to 65536", (long long)b);
     const char *mode = pg_ir_attr_string(c->n, "mode", "DCR");
     if (strcmp(mode, "DCR") && strcmp(mode, "CRD"))
         return FAIL(PG_ERR_UNSUPPORTED, "attribute 'mode' = '%s' is not supported (DCR, CRD)", mode);
