@@ -23,6 +23,8 @@
 #include "qdot/qdot.h"
 #include "qgemm/qgemm.h"
 #include "qgemv/qgemv.h"
+#include "gemm_bf16/gemm_bf16.h"
+#include "gemm_u8s8/gemm_u8s8.h"
 #include "sgemm/sgemm.h"
 #include "dwconv/dwconv.h"
 #include "variant.h"
@@ -180,6 +182,68 @@ static int check_dwconv(const pg_variant *v, const pg_variant *r)
     return close_all(want, got, W * C);
 }
 
+/* The low-precision families (gemm_u8s8, quantize_u8, gemm_bf16,
+ * cvt_bf16): int8 and the converters bit for bit, bf16 products close. */
+static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_variant *r)
+{
+    enum { K = 20, NR = 32, MR = 12 };
+    float x[MR * K], b[K * NR], want[MR * NR], got[MR * NR];
+    fill(x, MR * K, 11);
+    fill(b, K * NR, 12);
+    switch (f->fn_member) {
+    case PG_KERNEL_FN_cvt_bf16: {
+        uint16_t yw[MR * K], yg[MR * K];
+        r->fn.cvt_bf16(MR * K, x, yw);
+        v->fn.cvt_bf16(MR * K, x, yg);
+        return !memcmp(yw, yg, sizeof yw);
+    }
+    case PG_KERNEL_FN_quant_u8: {
+        uint8_t yw[67], yg[67];
+        float sw, sg;
+        int32_t zw, zg;
+        r->fn.quant_u8(67, x, yw, &sw, &zw);
+        v->fn.quant_u8(67, x, yg, &sg, &zg);
+        return !memcmp(yw, yg, sizeof yw) && sw == sg && zw == zg;
+    }
+    case PG_KERNEL_FN_gemm_bf16: {
+        const pg_bf16_params *p = v->params;
+        if (!p || p->mr < 1 || p->mr > MR)
+            return 0;
+        _Alignas(64) uint16_t a[MR * K], pb[K * NR];
+        pg_cvt_f32_bf16_c(MR * K, x, a);
+        pg_bf16_pack_f32(K, NR, b, NR, pb);
+        pg_sgemm_epilogue ep = { NULL, PG_ACT_NONE, 0 };
+        r->fn.gemm_bf16((size_t)p->mr, NR, K, a, K, pb, want, NR, &ep);
+        v->fn.gemm_bf16((size_t)p->mr, NR, K, a, K, pb, got, NR, &ep);
+        return close_all(want, got, (size_t)p->mr * NR);
+    }
+    case PG_KERNEL_FN_gemm_u8s8: {
+        const pg_u8s8_params *p = v->params;
+        if (!p || p->mr < 1 || p->mr > MR)
+            return 0;
+        _Alignas(64) uint8_t a[MR * K];
+        _Alignas(64) char pk[2048];
+        float sa[MR], bias[NR];
+        int32_t za[MR];
+        if (pg_u8s8_packed_bytes(K, NR, 0) > sizeof pk)
+            return 0;
+        for (int i = 0; i < MR; i++)
+            pg_quant_u8_row_c(K, x + i * K, a + i * K, &sa[i], &za[i]);
+        pg_u8s8_pack_f32(K, NR, b, NR, pk);
+        pg_u8s8_packed w;
+        pg_u8s8_view(pk, K, NR, 0, &w);
+        fill(bias, NR, 13);
+        pg_u8s8_epilogue ep = { za, sa, w.col_sum, w.scale, bias, NULL, NULL, 1.0f, 0,
+                                PG_U8S8_OUT_F32, 0 };
+        r->fn.gemm_u8s8((size_t)p->mr, NR, w.kp, a, K, w.data, want, NR, &ep);
+        v->fn.gemm_u8s8((size_t)p->mr, NR, w.kp, a, K, w.data, got, NR, &ep);
+        return !memcmp(want, got, (size_t)p->mr * NR * sizeof(float));
+    }
+    default:
+        return 2;
+    }
+}
+
 /* v against the family's reference r on the same inputs: 1 agrees, 0 does
  * not, 2 no check for this family here */
 static int check_against(const pg_kernel_family *f, const pg_variant *v, const pg_variant *r)
@@ -228,6 +292,11 @@ static int check_against(const pg_kernel_family *f, const pg_variant *v, const p
     case PG_KERNEL_FN_qgemv:
     case PG_KERNEL_FN_qgemm:
         return check_quantised(f, v, r);
+    case PG_KERNEL_FN_cvt_bf16:
+    case PG_KERNEL_FN_quant_u8:
+    case PG_KERNEL_FN_gemm_bf16:
+    case PG_KERNEL_FN_gemm_u8s8:
+        return check_lowp(f, v, r);
     default:
         return 2;   /* vec_dot: only C variants so far */
     }
