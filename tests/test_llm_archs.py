@@ -12,23 +12,26 @@ head 128; phi3 with fused QKV / gate|up and 48 of 64 dims rotary).  On each:
   file's ChatML template as llama-cpp-python's Jinja formatter renders it,
   and ours, must agree) equal llama.cpp's within TOL_MAX / TOL_MEAN of the
   logits' range;
-- the greedy continuation equals llama.cpp's, except where llama.cpp's own
-  best and runner-up are within NEAR_TIE of each other and we took the
-  runner-up.
+- the greedy continuation equals llama.cpp's up to where the two part, and
+  there the token we took is within NEAR_TIE of llama.cpp's best in
+  llama.cpp's own logits (a near-tie; after it the two continue from
+  different texts).
 
 Tolerances, and why.  Both engines quantise the activations of a quantised
-weight to 8 bits per block of 32 as ggml does; the f32 sums of the dot
-products, exp, tanh and the softmax run in different orders and with
+weight to 8 bits per block (32, or 256 for the k-quants) as ggml does; the
+f32 sums of the dot products, exp, tanh and the softmax run in different orders and with
 different rounding, and a one-ulp difference upstream of a quantiser flips
 the rounding of some activations, which then spreads through the layers.
 On top of that ggml's GELU (gemma, gemma2) is a lookup table indexed by the
 input rounded to f16 and returning an f16: about 2^-11 relative per
-activation.  Measured on these files: at most 0.4% of the logit range
-(llama, qwen3; gemma2's soft-capped logits 0.8%), and 0 on some files
-(qwen2, phi3: bit-equal).  TOL_MAX = 2.5% and TOL_MEAN = 0.5% leave room
-for the other kernels' summation orders (the CPU levels below AVX-512) while
-still failing on any real mistake (a wrong RoPE pairing, a missing bias or
-norm, a wrong window moves logits by tens of percent - tested below).
+activation.  Measured on these files (AVX-512 build of both): f16 weights
+at most 0.1% of the logit range, bf16 0.8%, the 8- and 4-bit types 0.6-2.4%
+(mean 0.3% at most), some files bit-equal (the flips did not happen there).
+TOL_MAX = 5% and TOL_MEAN = 1% of the range leave room for the summation
+orders of other CPU levels (an AVX2-only llama.cpp build, our C kernels)
+while failing on a real mistake: a sliding window left out, or a RoPE
+scaling ignored, moves the logits by 35-50% of the range
+(test_features_matter).
 NEAR_TIE = 2 TOL_MAX of the range: a tie at that noise.
 """
 from __future__ import annotations
@@ -54,8 +57,8 @@ _spec.loader.exec_module(mk)
 pytest.importorskip("gguf")
 llama_cpp = pytest.importorskip("llama_cpp")
 
-TOL_MAX = 0.025
-TOL_MEAN = 0.005
+TOL_MAX = 0.05
+TOL_MEAN = 0.01
 NEAR_TIE = 2 * TOL_MAX
 N_GREEDY = 8
 PROMPT = "The quick brown fox jumps over the lazy dog. Hello, world! Once upon a time"
@@ -74,13 +77,15 @@ def model_file(model_dir, arch, wtype):
     return p
 
 
+# one thread each: the models are tiny, and llama.cpp's OpenMP threads spin
+# (seconds per test on a loaded 2-core machine)
 def load_ours(path, **kw):
-    return peregrine_nb.models.load_llm(path, threads=2, n_ctx=128, **kw)
+    return peregrine_nb.models.load_llm(path, threads=1, n_ctx=128, **kw)
 
 
 def load_ref(path):
-    return llama_cpp.Llama(model_path=str(path), n_ctx=128, n_threads=2, logits_all=True,
-                           verbose=False)
+    return llama_cpp.Llama(model_path=str(path), n_ctx=128, n_threads=1, n_threads_batch=1,
+                           logits_all=True, verbose=False)
 
 
 def ref_logits(ref, ids):
@@ -90,18 +95,16 @@ def ref_logits(ref, ids):
 
 
 def ref_greedy(ref, ids, n):
-    """llama.cpp's greedy tokens, with its margins and runners-up."""
+    """llama.cpp's greedy tokens, with its logits at each step."""
     ref.reset()
     ref.eval(ids)
-    want, margins, runner = [], [], []
+    want, rows = [], []
     for _ in range(n):
-        row = np.asarray(ref.scores[ref.n_tokens - 1], dtype=np.float32)
-        top = np.argsort(-row, kind="stable")[:2]
-        want.append(int(top[0]))
-        runner.append(int(top[1]))
-        margins.append(float(row[top[0]] - row[top[1]]))
+        row = np.asarray(ref.scores[ref.n_tokens - 1], dtype=np.float32).copy()
+        want.append(int(np.argmax(row)))
+        rows.append(row)
         ref.eval([want[-1]])
-    return want, margins, runner
+    return want, rows
 
 
 def ours_or_refusal(path, wtype):
@@ -150,14 +153,16 @@ def test_logits_and_greedy_match_llama_cpp(model_dir, arch, wtype):
         got = ours.eval(ids, logits_all=True)
         assert_close(got, want, (arch, wtype, text[:20]))
 
-        tokens, margins, runner = ref_greedy(ref, ids, N_GREEDY)
+        tokens, rows = ref_greedy(ref, ids, N_GREEDY)
         scale = float(np.abs(want).max())
         got_tokens = list(ours.generate_ids(ids, max_new_tokens=N_GREEDY, temperature=0.0,
                                             stop_at_eos=False))
         n = next((i for i in range(N_GREEDY) if got_tokens[i] != tokens[i]), N_GREEDY)
         if n < N_GREEDY:
-            assert margins[n] < NEAR_TIE * scale and got_tokens[n] == runner[n], \
-                (arch, wtype, n, margins[n], got_tokens, tokens)
+            # where we part: our token was (nearly) tied with llama.cpp's best
+            # in llama.cpp's own logits
+            gap = float(rows[n][tokens[n]] - rows[n][got_tokens[n]])
+            assert gap < NEAR_TIE * scale, (arch, wtype, n, gap, got_tokens, tokens)
 
 
 @pytest.mark.parametrize("arch", list(mk.ARCHS))
@@ -166,7 +171,7 @@ def test_batches_and_decode_agree(model_dir, arch):
     (the GEMM and GEMV forms, the cache written across batches, the window
     across batch edges)."""
     path = model_file(model_dir, arch, "q8_0")
-    one = load_ours(path)
+    one = peregrine_nb.models.load_llm(path, threads=2, n_ctx=128)
     small = load_ours(path, max_batch=3)
     ids = one.tokenize(PROMPT)
     a = one.eval(ids, logits_all=True)
@@ -234,9 +239,11 @@ def test_cli_run(model_dir, arch):
         pytest.skip("the peregrine CLI is not on PATH (set PEREGRINE_CLI)")
     path = model_file(model_dir, arch, "q8_0")
     ours = load_ours(path)
-    want = ours.detokenize(list(ours.generate_ids(PROMPT, max_new_tokens=6, temperature=0.0,
-                                                  stop_at_eos=False)))
+    # random weights: the text is any bytes, compared as bytes
+    want = ours.tokenizer.decode_bytes(list(ours.generate_ids(PROMPT, max_new_tokens=6,
+                                                              temperature=0.0,
+                                                              stop_at_eos=False)))
     r = subprocess.run([cli, "run", "-m", str(path), "-p", PROMPT, "-n", "6", "-t", "1",
-                        "--ignore-eos"], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
+                        "--ignore-eos"], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert r.stdout.strip() == want.strip()

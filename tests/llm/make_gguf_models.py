@@ -20,8 +20,9 @@ loads the same files.  Each file has
   in one of TYPES for every matrix (the norms, biases and RoPE factors stay
   f32, as in real files).  f32 / f16 / bf16 / q8_0 / q4_0 / q4_1 are
   quantised from normal values by gguf.quants; the k-quants (which gguf-py
-  cannot quantise) are random bits with finite f16 block scales chosen so
-  the dequantised rows have the same spread.
+  cannot quantise) are random quants with sub-block scales and minima that
+  centre them on 0 and f16 super-block scales chosen so the dequantised rows
+  have the same spread.
 
 Widths are multiples of 256 so that every type's blocks fit.  The module can
 be imported without writing anything: ARCHS, TYPES and path_for() are what
@@ -147,8 +148,20 @@ def _qtype(wtype: str):
             "q4_1": T.Q4_1, "q4_k": T.Q4_K, "q5_k": T.Q5_K, "q6_k": T.Q6_K}[wtype]
 
 
+def _pack_scales_k4(sc: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """q4_K / q5_K's 12 bytes of eight 6-bit scales and minima (ggml's
+    get_scale_min_k4 read backwards); sc, m: (blocks, 8) in 0..63."""
+    q = np.zeros((sc.shape[0], 12), dtype=np.uint8)
+    q[:, 0:4] = (sc[:, 0:4] & 63) | ((sc[:, 4:8] >> 4) << 6)
+    q[:, 4:8] = (m[:, 0:4] & 63) | ((m[:, 4:8] >> 4) << 6)
+    q[:, 8:12] = (sc[:, 4:8] & 15) | ((m[:, 4:8] & 15) << 4)
+    return q
+
+
 def _kquant_random(rng, rows: int, cols: int, wtype: str, std: float) -> np.ndarray:
-    """Random k-quant blocks with f16 scales giving values of about std."""
+    """Random k-quant blocks: random quants, and per sub-block scales with
+    minima that centre its values on 0 (min = mean quant x scale), the f16
+    super-block scales chosen so the values have about the given std."""
     from gguf import GGMLQuantizationType as T
     from gguf import quants
     from gguf.constants import GGML_QUANT_SIZES
@@ -159,10 +172,15 @@ def _kquant_random(rng, rows: int, cols: int, wtype: str, std: float) -> np.ndar
 
     def f16(v):
         return np.frombuffer(np.float16(v).tobytes(), dtype=np.uint8)
-    # the super-block scale(s): d (and dmin) at the start (q4_k, q5_k) or the end (q6_k)
     if qt == T.Q6_K:
+        # int8 scales (signed quants q - 32 are centred already), d at the end
+        raw[:, 192:208] = rng.integers(1, 32, size=(nb, 16), dtype=np.int8).view(np.uint8)
         raw[:, bbytes - 2:] = f16(1.0)
     else:
+        top, mean_q = (8, 7.5) if qt == T.Q4_K else (4, 15.5)
+        sc = rng.integers(1, top + 1, size=(nb, 8)).astype(np.uint8)
+        m = np.rint(sc * mean_q).astype(np.uint8)
+        raw[:, 4:16] = _pack_scales_k4(sc, m)
         raw[:, 0:2] = f16(1.0)
         raw[:, 2:4] = f16(1.0)
     deq = quants.dequantize(raw.reshape(rows, -1), qt)
@@ -171,7 +189,6 @@ def _kquant_random(rng, rows: int, cols: int, wtype: str, std: float) -> np.ndar
         raw[:, bbytes - 2:] = f16(std / s)
     else:
         raw[:, 0:2] = f16(std / s)
-        # the minima: keep the values centred near 0 (dmin a little under d's mean)
         raw[:, 2:4] = f16(std / s)
     return raw.reshape(rows, -1)
 
@@ -279,7 +296,9 @@ def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny
     def vec(tname, n, mean=1.0, std=0.1):
         w.add_tensor(tname, (mean + std * rng.standard_normal(n)).astype(np.float32))
 
-    mat("token_embd.weight", V, E, 1.0)
+    # small embeddings: with a tied head, large ones make every model repeat
+    # its input token (e . e dominates the logits)
+    mat("token_embd.weight", V, E, 0.05)
     vec("output_norm.weight", E)
     if cfg.get("untied"):
         mat("output.weight", V, E, 2.0 / np.sqrt(E))
@@ -298,8 +317,10 @@ def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny
             mat(p + "attn_v.weight", KVD, E, 1.0 / np.sqrt(E))
             mat(p + "ffn_gate.weight", F, E, 1.0 / np.sqrt(E))
             mat(p + "ffn_up.weight", F, E, 1.0 / np.sqrt(E))
-        mat(p + "attn_output.weight", E, QD, 1.0 / np.sqrt(QD))
-        mat(p + "ffn_down.weight", E, F, 1.0 / np.sqrt(F))
+        # outputs of the layers as large as the embeddings: the tied head then
+        # does not just repeat the input token
+        mat(p + "attn_output.weight", E, QD, 3.0 / np.sqrt(QD))
+        mat(p + "ffn_down.weight", E, F, 3.0 / np.sqrt(F))
         if cfg.get("bias"):
             vec(p + "attn_q.bias", QD, 0.0, 0.5)
             vec(p + "attn_k.bias", KVD, 0.0, 0.5)
