@@ -992,3 +992,80 @@ def test_attention_masked_tail_matches_unfused(case):
     got, ref = m.run(feeds)["o"], pg.compile(g, level=0).run(feeds)["o"]
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
     np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(ref), rtol=1e-4, atol=1e-5)
+
+
+def _rotary_graph(variant="exact", B=2, H=3, S=5, D=8):
+    """apply_rotary_pos_emb as exported: X*cos + Concat(-X[..,D/2:], X[..,:D/2])*sin
+    with cos/sin constants [1,1,S,D] (what Range/Einsum/Cos/Sin fold into)."""
+    g = pg.Graph()
+    g.add_input("x", (B, H, S, D))
+    if variant == "cos_input":
+        g.add_input("cos", (1, 1, S, D))
+        cos = "cos"
+    else:
+        cos = c(g, "cos", np.cos(f32(1, 1, S, D)))
+    sin = c(g, "sin", np.sin(f32(1, 1, S, D)))
+    h = D // 2
+    lo_end = h + 1 if variant == "bad_split" else h
+    big = np.iinfo(np.int64).max
+    g.add_node("Mul", ["x", cos], ["a"])
+    g.add_node("Slice", ["x", c(g, "z", [0], np.int64), c(g, "h1", [lo_end], np.int64), c(g, "ax", [-1], np.int64),
+                         c(g, "one", [1], np.int64)], ["x1"])
+    g.add_node("Slice", ["x", c(g, "h2", [lo_end], np.int64), c(g, "e", [big], np.int64), "ax", "one"], ["x2"])
+    g.add_node("Neg", ["x2"], ["n2"])
+    g.add_node("Concat", ["x1", "n2"] if variant == "swapped" else ["n2", "x1"], ["rh"], axis=-1)
+    g.add_node("Mul", ["rh", sin], ["b"])
+    g.add_node("Add", ["b", "a"], ["y"])
+    g.add_output("y")
+    return g
+
+
+def _rotary_ref(x, cos, sin, h):
+    rh = np.concatenate([-x[..., h:], x[..., :h]], -1)
+    return x * cos + rh * sin
+
+
+@pytest.mark.parametrize("variant, fuses", [("exact", True), ("swapped", False), ("bad_split", False),
+                                            ("cos_input", False)])
+def test_rotary_embedding_fuses_only_when_exact(variant, fuses):
+    """The exported rotate_half rotary -> one Rotary node; the halves
+    concatenated the other way round, a split off the middle (D/2 + 1) or a
+    cos fed at run time (not a folded constant) stay unfused.  Every level
+    gives level 0's numbers."""
+    B, H, S, D = 2, 3, 5, 8
+    g = _rotary_graph(variant, B, H, S, D)
+    m = pg.compile(g, level=2)
+    counts = ops_after(m)
+    assert (counts == {"Rotary": 1}) == fuses, counts
+    x = f32(B, H, S, D)
+    feeds = {"x": x}
+    if variant == "cos_input":
+        feeds["cos"] = np.cos(f32(1, 1, S, D))
+    out = m.run(feeds)["y"]
+    # the fused node computes the same float operations as the seven it replaces
+    np.testing.assert_allclose(out, pg.compile(g, level=0).run(feeds)["y"], rtol=1e-6, atol=1e-6)
+    run_levels(g, feeds)
+
+
+def test_rotary_against_numpy_and_in_a_bigger_shape():
+    """Rotary against numpy directly, with cos/sin broadcasting over batch and
+    heads and D = 64 (Llama's head size)."""
+    B, H, S, D = 3, 4, 7, 64
+    rng = np.random.default_rng(3)
+    cos = np.cos(rng.standard_normal((1, 1, S, D))).astype(np.float32)
+    sin = np.sin(rng.standard_normal((1, 1, S, D))).astype(np.float32)
+    g = pg.Graph()
+    g.add_input("x", (B, H, S, D))
+    g.add_node("Rotary", ["x", c(g, "cos", cos), c(g, "sin", sin)], ["y"])
+    g.add_output("y")
+    x = f32(B, H, S, D)
+    for lvl in (0, 3):
+        got = pg.compile(g, level=lvl).run({"x": x})["y"]
+        np.testing.assert_allclose(got, _rotary_ref(x.astype(np.float64), cos, sin, D // 2), rtol=1e-5, atol=1e-6)
+    g2 = pg.Graph()
+    g2.add_input("x", (2, 5))
+    g2.add_node("Rotary", ["x", c(g2, "cos", np.ones((2, 5), np.float32)), c(g2, "sin", np.ones((2, 5), np.float32))],
+                ["y"])
+    g2.add_output("y")
+    with pytest.raises(pg.ShapeError, match="even last dim"):
+        pg.compile(g2, level=0)

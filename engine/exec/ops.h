@@ -98,6 +98,7 @@ pg_status pg_exec_rmsnorm(pg_kctx *k);
 pg_status pg_exec_reduce(pg_kctx *k);     /* ReduceMean ReduceSum */
 pg_status pg_exec_matmul(pg_kctx *k);     /* MatMul, Gemm, FusedMatMul, QKVMatMul */
 pg_status pg_exec_attention(pg_kctx *k);  /* FusedAttention */
+pg_status pg_exec_rotary(pg_kctx *k);     /* Rotary (ops_rotary.c) */
 pg_status pg_exec_copy(pg_kctx *k);       /* Reshape Flatten Squeeze Unsqueeze Identity Dropout */
 pg_status pg_exec_transpose(pg_kctx *k);
 pg_status pg_exec_concat(pg_kctx *k);

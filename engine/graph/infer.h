@@ -46,6 +46,7 @@ pg_status pg_infer_norm(pg_infer_ctx *c);      /* Softmax, LayerNormalization, R
 pg_status pg_infer_reduce(pg_infer_ctx *c);
 pg_status pg_infer_matmul(pg_infer_ctx *c);    /* MatMul, Gemm, FusedMatMul, QKVMatMul */
 pg_status pg_infer_attention(pg_infer_ctx *c);
+pg_status pg_infer_rotary(pg_infer_ctx *c);      /* infer_rotary.c */
 pg_status pg_infer_transpose(pg_infer_ctx *c);
 pg_status pg_infer_reshape(pg_infer_ctx *c);
 pg_status pg_infer_flatten(pg_infer_ctx *c);

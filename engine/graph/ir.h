@@ -66,7 +66,10 @@
  *                        qkv_layout ("bhsd" default, as above; "bshd": Q
  *                        [B, Sq, H*D], K [B, Sk, H*D], V [B, Sk, H*Dv],
  *                        O [B, Sq, H*Dv], H = num_heads, k_transposed 0:
- *                        the head split/merge read as row strides)
+ *                        the head split/merge read as row strides),
+ *                        nan_to_zero (int, default 0: 1 = NaN
+ *                        probabilities become 0 before . V, the exporters'
+ *                        Where(IsNaN(P), 0, P))
  *                 Computed a tile of query rows x all keys at a time
  *                 (SGEMM microkernel, softmax kernel; engine/exec/
  *                 ops_attention.c): the full [Sq, Sk] matrix never exists.
@@ -78,6 +81,9 @@
  *                 y = x / sqrt(mean(x^2 over axis..) + eps) * scale
  *                 ("RMSNormalization" is accepted as an alias).
  *   SiLU          in: X; y = x * sigmoid(x).
+ *   Rotary        in: X [.., D] (D even), cos, sin (same shape, broadcasting
+ *                 to X); y = X*cos + Concat(-X[..,D/2:], X[..,:D/2])*sin
+ *                 (rotary position embeddings, rotate_half form).
  *
  * Typical pass (MatMul + Add -> FusedMatMul):
  *

@@ -63,6 +63,7 @@ extern const pg_pass_def pg_pass_gelu_fusion;
 extern const pg_pass_def pg_pass_silu_fusion;
 extern const pg_pass_def pg_pass_matmul_epilogue_fusion;
 extern const pg_pass_def pg_pass_attention_fusion;
+extern const pg_pass_def pg_pass_rotary_fusion;
 extern const pg_pass_def pg_pass_qkv_fusion;
 extern const pg_pass_def pg_pass_lowp_prepack;
 extern const pg_pass_def pg_pass_weight_prepack;
