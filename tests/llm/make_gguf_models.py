@@ -64,9 +64,17 @@ ARCHS = {
                  n_rot=48, fused=True, swa=2047, untied=True),
 }
 
-# bench sizes: the same architectures at widths where decode is
-# weight-bandwidth-bound (a few tens of MB per file in q8_0)
-BENCH = {"E": 1024, "F": 2816, "L": 6}
+# bench sizes (--size bench, benchmarks/bench_llm_archs.py): the same
+# architectures and head sizes at width 1024, FFN 2816, 6 layers, where decode
+# reads ~70 MB of q8_0 weights a token (memory-bound, as real models are)
+BENCH = {
+    "llama": dict(E=1024, H=8, KV=2, HD=128, F=2816, L=6),
+    "qwen2": dict(E=1024, H=16, KV=2, HD=64, F=2816, L=6),
+    "qwen3": dict(E=1024, H=16, KV=4, HD=80, F=2816, L=6),
+    "gemma": dict(E=1024, H=8, KV=1, HD=96, F=2816, L=6),
+    "gemma2": dict(E=1024, H=8, KV=4, HD=128, F=2816, L=6, swa=64),
+    "phi3": dict(E=1024, H=16, KV=4, HD=64, F=2816, L=6),
+}
 
 CHAT_TEMPLATE = (
     "{% for message in messages %}"
@@ -235,9 +243,7 @@ def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny
     if arch:
         cfg["arch"] = arch
     if size == "bench":
-        cfg.update(BENCH)
-        cfg["HD"] = cfg["HD"] if name in ("qwen3", "gemma") else cfg["E"] // cfg["H"]
-        cfg["H"] = cfg["E"] // cfg["HD"] if name not in ("qwen3", "gemma") else cfg["H"]
+        cfg.update(BENCH[name])
     arch, E, H, KV, HD, F, L = (cfg[k] for k in ("arch", "E", "H", "KV", "HD", "F", "L"))
     QD, KVD = H * HD, KV * HD
     seed = 1000 + 17 * list(ARCHS).index(name) + TYPES.index(wtype) + (500 if size != "tiny" else 0)
@@ -249,7 +255,7 @@ def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny
     # attributes of a model whose general.name says "phi3")
     w.add_name(f"peregrine tiny test decoder ({wtype})")
     w.add_block_count(L)
-    w.add_context_length(512)
+    w.add_context_length(512 if size == "tiny" else 2048)
     w.add_embedding_length(E)
     w.add_feed_forward_length(F)
     w.add_head_count(H)
