@@ -1,4 +1,5 @@
-"""A Llama-architecture decoder from a GGUF file, run by the C engine.
+"""A decoder from a GGUF file (llama, qwen2, qwen3, gemma, gemma2, phi3), run
+by the C engine.
 
 >>> m = peregrine_nb.models.smollm2()                                  # doctest: +SKIP
 >>> "".join(m.generate("What is 2+2?", max_new_tokens=16))            # doctest: +SKIP
@@ -51,7 +52,9 @@ class LLMInfo:
 
 
 class LLM:
-    """A decoder loaded from ``path`` (architecture "llama", q4_1 / q8_0 weights).
+    """A decoder loaded from ``path`` (architectures llama, qwen2, qwen3, gemma,
+    gemma2, phi3; what the file has that is not supported raises
+    UnsupportedError naming it).
 
     ``threads``: 0/None = the engine default; ``n_ctx``: KV-cache positions
     (default min(2048, trained)); ``max_batch``: tokens per forward pass.
