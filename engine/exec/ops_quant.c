@@ -124,29 +124,65 @@ static void dyn_params(float lo, float hi, float *scale, int32_t *zp)
     *zp = (int32_t)nearbyintf(z);
 }
 
-static void minmax_f32(const float *x, int64_t n, float *lo, float *hi)
+/* min(0, min x) and max(0, max x) of n floats, as an integer reduction the
+ * compiler vectorises: a float's bits with the low 31 flipped when it is
+ * negative order as int32 the way the floats do.  Returns 0 when some x is
+ * NaN or infinite (the caller then takes the plain, exact path). */
+static int minmax_f32(const float *x, int64_t n, float *lo, float *hi)
 {
-    float a = 0, b = 0;   /* the range always includes 0 */
+    int32_t mn = 0, mx = 0, bad = 0;   /* the range always includes 0 (key 0) */
     for (int64_t i = 0; i < n; i++) {
-        float v = x[i];
-        a = v < a ? v : a;
-        b = v > b ? v : b;
+        int32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        bad |= (u & 0x7f800000) == 0x7f800000;
+        int32_t kk = u ^ ((u >> 31) & 0x7fffffff);
+        mn = kk < mn ? kk : mn;
+        mx = kk > mx ? kk : mx;
     }
-    *lo = a;
-    *hi = b;
+    int32_t a = mn ^ ((mn >> 31) & 0x7fffffff), b = mx ^ ((mx >> 31) & 0x7fffffff);
+    memcpy(lo, &a, sizeof a);
+    memcpy(hi, &b, sizeof b);
+    return !bad;
 }
 
+/* DynamicQuantizeLinear's uint8 of `rows` rows of `len` floats (x / s in
+ * float32, rounding half to even, + zp, saturated) into rows of `ld` bytes
+ * (padding zero).  finite: every x is finite and within the range s was
+ * made for (|x / s| <= 256), so a loop the compiler vectorises rounds by
+ * the 1.5 * 2^23 trick (exact below 2^22) and converts in range; otherwise
+ * the plain loop (NaN as 0, saturation in double). */
 static void quantize_rows_u8(const float *x, size_t rows, size_t len, size_t ld, float s, int32_t zp,
-                             uint8_t *y);
+                             int finite, uint8_t *y)
+{
+    const float magic = 12582912.0f;
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * len;
+        uint8_t *yr = y + r * ld;
+        if (finite) {
+            for (size_t i = 0; i < len; i++) {
+                float v = xr[i] / s;
+                int32_t q = (int32_t)((v + magic) - magic) + zp;
+                q = q < 0 ? 0 : q;
+                q = q > 255 ? 255 : q;
+                yr[i] = (uint8_t)q;
+            }
+        } else {
+            for (size_t i = 0; i < len; i++)
+                yr[i] = (uint8_t)q_round((double)(xr[i] / s), zp, 0, 255);
+        }
+        for (size_t i = len; i < ld; i++)
+            yr[i] = 0;
+    }
+}
 
 pg_status pg_exec_dynamic_quantize_linear(pg_kctx *k)
 {
     int64_t n = pg_tensor_numel(k->in[0]);
     float lo, hi, s;
     int32_t zp;
-    minmax_f32(k->x[0], n, &lo, &hi);
+    int finite = minmax_f32(k->x[0], n, &lo, &hi);
     dyn_params(lo, hi, &s, &zp);
-    quantize_rows_u8(k->x[0], 1, (size_t)n, (size_t)n, s, zp, k->y[0]);
+    quantize_rows_u8(k->x[0], 1, (size_t)n, (size_t)n, s, zp, finite, k->y[0]);
     *(float *)k->y[1] = s;
     *(uint8_t *)k->y[2] = (uint8_t)zp;
     return PG_OK;
@@ -336,30 +372,6 @@ size_t pg_scratch_quant_matmul(const pg_node *n, const pg_tensor *const *in, con
     return pg_align_up(M * kp + 64) + 3 * pg_align_up(M * 4 + 64);
 }
 
-/* DynamicQuantizeLinear's uint8 of n floats with scale s and zero point zp,
- * in loops the compiler vectorises: x / s in float32, rounding half to
- * even by the 1.5 * 2^23 trick (exact for |v| < 2^22: v is clamped first),
- * NaN as 0.  Rows of `len` bytes every `ld` (padding zero). */
-static void quantize_rows_u8(const float *x, size_t rows, size_t len, size_t ld, float s, int32_t zp,
-                             uint8_t *y)
-{
-    const float magic = 12582912.0f, fz = (float)zp;
-    for (size_t r = 0; r < rows; r++) {
-        const float *xr = x + r * len;
-        uint8_t *yr = y + r * ld;
-        for (size_t i = 0; i < len; i++) {
-            float v = xr[i] / s;
-            v = v == v ? v : 0.0f;
-            v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v;
-            v = ((v + magic) - magic) + fz;
-            v = v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v;
-            yr[i] = (uint8_t)(int32_t)v;
-        }
-        for (size_t i = len; i < ld; i++)
-            yr[i] = 0;
-    }
-}
-
 pg_status pg_exec_quant_matmul(pg_kctx *k)
 {
     const pg_tensor *a = k->in[0];
@@ -386,9 +398,9 @@ pg_status pg_exec_quant_matmul(pg_kctx *k)
     const uint8_t *rows = aq;
     if (a->dtype == PG_DTYPE_FLOAT32) {
         float lo, hi;
-        minmax_f32(k->x[0], ne, &lo, &hi);
+        int finite = minmax_f32(k->x[0], ne, &lo, &hi);
         dyn_params(lo, hi, &as, &az);
-        quantize_rows_u8(k->x[0], M, K, kp, as, az, aq);
+        quantize_rows_u8(k->x[0], M, K, kp, as, az, finite, aq);
     } else {
         as = *(const float *)k->x[1];
         az = (int32_t)pg_ld_i(a->dtype, k->x[2], 0);
