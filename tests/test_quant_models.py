@@ -202,3 +202,17 @@ def test_kernel_variants_agree_with_the_c_reference(models_dir, manifest, varian
         {"u8s8_gemm_4x32_c"}
     for o in e["outputs"]:
         np.testing.assert_array_equal(got[o], want[o])
+
+
+@pytest.mark.parametrize("model", mq.MODELS)
+def test_two_threads_give_the_same_bits(models_dir, manifest, model):
+    """Dynamic quantisation splits its min / max over fixed chunks and the
+    int8 sums are exact: the thread count changes no bit of a quantised
+    product."""
+    e, refs, _ = _load(models_dir, manifest, model, "dyn-s8", 3)
+    feeds = _feeds(e, refs, 2)
+    path = os.path.join(models_dir, e["files"]["dyn-s8"])
+    one = pg.OnnxModel(path, level=3, threads=1).run(feeds)
+    two = pg.OnnxModel(path, level=3, threads=2).run(feeds)
+    for o in e["outputs"]:
+        np.testing.assert_array_equal(one[o], two[o])

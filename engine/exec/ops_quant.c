@@ -16,6 +16,7 @@
 #include "../kernels/gemm_u8s8/gemm_u8s8.h"
 #include "elem.h"
 #include "ops.h"
+#include "parallel.h"
 
 /* ---- scales and zero points ------------------------------------------------ */
 
@@ -124,11 +125,10 @@ static void dyn_params(float lo, float hi, float *scale, int32_t *zp)
     *zp = (int32_t)nearbyintf(z);
 }
 
-/* min(0, min x) and max(0, max x) of n floats, as an integer reduction the
- * compiler vectorises: a float's bits with the low 31 flipped when it is
- * negative order as int32 the way the floats do.  Returns 0 when some x is
- * NaN or infinite (the caller then takes the plain, exact path). */
-static int minmax_f32(const float *x, int64_t n, float *lo, float *hi)
+/* min(0, min x) and max(0, max x) as an integer reduction the compiler
+ * vectorises: a float's bits with the low 31 flipped when it is negative
+ * order as int32 the way the floats do.  *bad: some x is NaN or infinite. */
+static void minmax_keys(const float *x, int64_t n, int32_t *mn_, int32_t *mx_, int32_t *bad_)
 {
     int32_t mn = 0, mx = 0, bad = 0;   /* the range always includes 0 (key 0) */
     for (int64_t i = 0; i < n; i++) {
@@ -139,50 +139,116 @@ static int minmax_f32(const float *x, int64_t n, float *lo, float *hi)
         mn = kk < mn ? kk : mn;
         mx = kk > mx ? kk : mx;
     }
-    int32_t a = mn ^ ((mn >> 31) & 0x7fffffff), b = mx ^ ((mx >> 31) & 0x7fffffff);
-    memcpy(lo, &a, sizeof a);
-    memcpy(hi, &b, sizeof b);
-    return !bad;
+    *mn_ = mn;
+    *mx_ = mx;
+    *bad_ = bad;
 }
 
-/* DynamicQuantizeLinear's uint8 of `rows` rows of `len` floats (x / s in
- * float32, rounding half to even, + zp, saturated) into rows of `ld` bytes
- * (padding zero).  finite: every x is finite and within the range s was
- * made for (|x / s| <= 256), so a loop the compiler vectorises rounds by
- * the 1.5 * 2^23 trick (exact below 2^22) and converts in range; otherwise
- * the plain loop (NaN as 0, saturation in double). */
-static void quantize_rows_u8(const float *x, size_t rows, size_t len, size_t ld, float s, int32_t zp,
-                             int finite, uint8_t *y)
+static float unkey(int32_t k)
+{
+    int32_t u = k ^ ((k >> 31) & 0x7fffffff);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* DynamicQuantizeLinear's uint8 of len floats: x / s in float32, rounded
+ * half to even, + zp, saturated.  finite: every x is finite and within the
+ * range s was made for (|x / s| <= 256), so a loop the compiler vectorises
+ * rounds by the 1.5 * 2^23 trick (exact below 2^22) and converts in range;
+ * otherwise the plain loop (NaN as 0, saturation in double). */
+static void quantize_span(const float *x, size_t len, float s, int32_t zp, int finite, uint8_t *y)
 {
     const float magic = 12582912.0f;
-    for (size_t r = 0; r < rows; r++) {
-        const float *xr = x + r * len;
-        uint8_t *yr = y + r * ld;
-        if (finite) {
-            for (size_t i = 0; i < len; i++) {
-                float v = xr[i] / s;
-                int32_t q = (int32_t)((v + magic) - magic) + zp;
-                q = q < 0 ? 0 : q;
-                q = q > 255 ? 255 : q;
-                yr[i] = (uint8_t)q;
-            }
-        } else {
-            for (size_t i = 0; i < len; i++)
-                yr[i] = (uint8_t)q_round((double)(xr[i] / s), zp, 0, 255);
+    if (finite) {
+        for (size_t i = 0; i < len; i++) {
+            float v = x[i] / s;
+            int32_t q = (int32_t)((v + magic) - magic) + zp;
+            q = q < 0 ? 0 : q;
+            q = q > 255 ? 255 : q;
+            y[i] = (uint8_t)q;
         }
-        for (size_t i = len; i < ld; i++)
+    } else {
+        for (size_t i = 0; i < len; i++)
+            y[i] = (uint8_t)q_round((double)(x[i] / s), zp, 0, 255);
+    }
+}
+
+/* Per-tensor dynamic quantisation of rows x len floats into rows of ld
+ * bytes (padding zero), over the model's threads: min / max in NCHUNK
+ * fixed chunks (exact, so the result is the same for any thread count),
+ * then the rows. */
+#define NCHUNK 16
+typedef struct dynq_ctx {
+    const float *x;
+    int64_t n, chunk;
+    int32_t mn[NCHUNK], mx[NCHUNK], bad[NCHUNK];
+    size_t len, ld;
+    float s;
+    int32_t zp;
+    int finite;
+    uint8_t *y;
+} dynq_ctx;
+
+static void dynq_minmax(void *vc, int64_t b, int64_t e)
+{
+    dynq_ctx *c = vc;
+    for (int64_t i = b; i < e; i++) {
+        int64_t lo = i * c->chunk, hi = lo + c->chunk < c->n ? lo + c->chunk : c->n;
+        minmax_keys(c->x + lo, hi > lo ? hi - lo : 0, &c->mn[i], &c->mx[i], &c->bad[i]);
+    }
+}
+
+static void dynq_rows(void *vc, int64_t b, int64_t e)
+{
+    const dynq_ctx *c = vc;
+    for (int64_t r = b; r < e; r++) {
+        uint8_t *yr = c->y + (size_t)r * c->ld;
+        quantize_span(c->x + (size_t)r * c->len, c->len, c->s, c->zp, c->finite, yr);
+        for (size_t i = c->len; i < c->ld; i++)
             yr[i] = 0;
     }
+}
+
+static void dyn_quantize(const pg_kctx *k, const float *x, size_t rows, size_t len, size_t ld, uint8_t *y,
+                         float *scale, int32_t *zp)
+{
+    dynq_ctx c;
+    c.x = x;
+    c.n = (int64_t)(rows * len);
+    c.chunk = (c.n + NCHUNK - 1) / NCHUNK;
+    pg_exec_parallel(k, NCHUNK, c.chunk, 1, dynq_minmax, &c);
+    int32_t mn = 0, mx = 0, bad = 0;
+    for (int i = 0; i < NCHUNK; i++) {
+        mn = c.mn[i] < mn ? c.mn[i] : mn;
+        mx = c.mx[i] > mx ? c.mx[i] : mx;
+        bad |= c.bad[i];
+    }
+    dyn_params(unkey(mn), unkey(mx), &c.s, &c.zp);
+    c.finite = !bad;
+    c.len = len;
+    c.ld = ld;
+    c.y = y;
+    /* a single row (DynamicQuantizeLinear's whole tensor) splits as rows of
+     * 4096 elements would: the same bits either way */
+    if (rows == 1 && ld == len && len > 8192) {
+        c.len = c.ld = 4096;
+        size_t full = len / 4096, tail = len % 4096;
+        pg_exec_parallel(k, (int64_t)full, 4096, 1, dynq_rows, &c);
+        quantize_span(x + full * 4096, tail, c.s, c.zp, c.finite, y + full * 4096);
+    } else {
+        pg_exec_parallel(k, (int64_t)rows, (int64_t)len, 1, dynq_rows, &c);
+    }
+    *scale = c.s;
+    *zp = c.zp;
 }
 
 pg_status pg_exec_dynamic_quantize_linear(pg_kctx *k)
 {
     int64_t n = pg_tensor_numel(k->in[0]);
-    float lo, hi, s;
+    float s;
     int32_t zp;
-    int finite = minmax_f32(k->x[0], n, &lo, &hi);
-    dyn_params(lo, hi, &s, &zp);
-    quantize_rows_u8(k->x[0], 1, (size_t)n, (size_t)n, s, zp, finite, k->y[0]);
+    dyn_quantize(k, k->x[0], 1, (size_t)n, (size_t)n, k->y[0], &s, &zp);
     *(float *)k->y[1] = s;
     *(uint8_t *)k->y[2] = (uint8_t)zp;
     return PG_OK;
@@ -397,10 +463,7 @@ pg_status pg_exec_quant_matmul(pg_kctx *k)
     int32_t az;
     const uint8_t *rows = aq;
     if (a->dtype == PG_DTYPE_FLOAT32) {
-        float lo, hi;
-        int finite = minmax_f32(k->x[0], ne, &lo, &hi);
-        dyn_params(lo, hi, &as, &az);
-        quantize_rows_u8(k->x[0], M, K, kp, as, az, finite, aq);
+        dyn_quantize(k, k->x[0], M, K, kp, aq, &as, &az);
     } else {
         as = *(const float *)k->x[1];
         az = (int32_t)pg_ld_i(a->dtype, k->x[2], 0);
