@@ -1069,3 +1069,42 @@ def test_rotary_against_numpy_and_in_a_bigger_shape():
     g2.add_output("y")
     with pytest.raises(pg.ShapeError, match="even last dim"):
         pg.compile(g2, level=0)
+
+
+@pytest.mark.parametrize("axis, absorbed", [(2, True), (3, False)])
+def test_grouped_query_attention_repeat_kv_is_absorbed(axis, absorbed):
+    """transformers' repeat_kv (Unsqueeze(2) -> Expand -> Reshape of K and V
+    from Hkv heads to H): FusedAttention reads the Hkv heads directly.
+    Unsqueezed at axis 3 instead (heads and positions interleaved: not a
+    head repeat) it is left as copies, and the attention still agrees."""
+    B, H, Hkv, S, D = 2, 4, 2, 5, 8
+    grp = H // Hkv
+    g = pg.Graph()
+    g.add_input("q", (B, H, S, D))
+    g.add_input("k", (B, Hkv, S, D))
+    g.add_input("v", (B, Hkv, S, D))
+    ax = c(g, "ax", [axis], np.int64)
+    e5 = [B, Hkv, grp, S, D] if axis == 2 else [B, Hkv, S, grp, D]
+    for n in ("k", "v"):
+        g.add_node("Unsqueeze", [n, ax], [n + "5"])
+        g.add_node("Expand", [n + "5", c(g, n + "e", e5, np.int64)], [n + "x"])
+        g.add_node("Reshape", [n + "x", c(g, n + "r", [B, H, S, D], np.int64)], [n + "r4"])
+    g.add_node("Transpose", ["kr4"], ["kt"], perm=[0, 1, 3, 2])
+    g.add_node("MatMul", ["q", "kt"], ["s"])
+    g.add_node("Mul", ["s", c(g, "sc", 1 / math.sqrt(D))], ["ss"])
+    g.add_node("Softmax", ["ss"], ["p"], axis=-1)
+    g.add_node("MatMul", ["p", "vr4"], ["o"])
+    g.add_output("o")
+    m = pg.compile(g, level=2)
+    counts = ops_after(m)
+    assert counts["FusedAttention"] == 1, counts
+    assert ("Expand" not in counts) == absorbed, counts
+    feeds = {"q": f32(B, H, S, D), "k": f32(B, Hkv, S, D), "v": f32(B, Hkv, S, D)}
+    if absorbed:
+        k = np.repeat(feeds["k"], grp, axis=1).astype(np.float64)
+        v = np.repeat(feeds["v"], grp, axis=1)
+        s = feeds["q"] @ k.transpose(0, 1, 3, 2) / math.sqrt(D)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        np.testing.assert_allclose(m.run(feeds)["o"], p @ v, rtol=1e-4, atol=1e-5)
+    run_levels(g, feeds)

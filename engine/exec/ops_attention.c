@@ -16,6 +16,9 @@
  * compile-time thread count); a slot takes the next pair from a shared
  * counter, so a slow core does not hold the others up.
  *
+ * Grouped-query attention: K and V may have Hkv heads dividing H (the
+ * K/V head of query head h is h / (H / Hkv)), in either layout.
+ *
  * Layouts: qkv_layout "bhsd" (default) takes Q [B,H,Sq,D], K, V, O in the
  * head layout, each head's rows contiguous; "bshd" takes Q [B,Sq,H*D],
  * K [B,Sk,H*D], V [B,Sk,H*Dv] and writes O [B,Sq,H*Dv] (the projections'
@@ -73,7 +76,7 @@ static void geometry(const pg_sgemm_params *p, int64_t Sk, int64_t D, int64_t Dv
 
 /* The problem in the head layout's terms, whichever layout the node uses. */
 typedef struct attn_dims {
-    int64_t B, H, Sq, Sk, D, Dv;
+    int64_t B, H, Hkv, Sq, Sk, D, Dv;
     int bshd;
 } attn_dims;
 
@@ -82,7 +85,10 @@ static int is_bshd(const pg_node *n)
     return !strcmp(pg_ir_attr_string(n, "qkv_layout", "bhsd"), "bshd");
 }
 
-static void dims_of(const pg_node *n, const pg_tensor *q, const pg_tensor *v, attn_dims *d)
+/* Grouped-query attention: K and V have Hkv heads dividing H; query head
+ * h reads K/V head h / (H / Hkv). */
+static void dims_of(const pg_node *n, const pg_tensor *q, const pg_tensor *k, const pg_tensor *v,
+                    attn_dims *d)
 {
     d->bshd = is_bshd(n);
     d->B = q->shape[0];
@@ -91,10 +97,14 @@ static void dims_of(const pg_node *n, const pg_tensor *q, const pg_tensor *v, at
         d->H = H > 0 ? H : 1;
         d->Sq = q->shape[1];
         d->D = q->shape[2] / d->H;
+        d->Hkv = d->D > 0 ? k->shape[2] / d->D : d->H;
+        if (d->Hkv <= 0)
+            d->Hkv = d->H;
         d->Sk = v->shape[1];
-        d->Dv = v->shape[2] / d->H;
+        d->Dv = v->shape[2] / d->Hkv;
     } else {
         d->H = q->shape[1];
+        d->Hkv = k->shape[1] > 0 ? k->shape[1] : d->H;
         d->Sq = q->shape[2];
         d->D = q->shape[3];
         d->Sk = v->shape[2];
@@ -118,7 +128,7 @@ size_t pg_scratch_attention(const pg_node *n, const pg_tensor *const *in, const 
 {
     (void)out;
     attn_dims d;
-    dims_of(n, in[0], in[2], &d);
+    dims_of(n, in[0], in[1], in[2], &d);
     attn_geom g;
     geometry(b->kern[0]->params, d.Sk, d.D, d.Dv, &g);
     size_t slot = g.slot_bytes;
@@ -136,7 +146,7 @@ typedef struct attn_job {
     const float *Q, *K, *V;
     const void *mask;
     float *O;
-    int64_t H, Sq, Sk, D, Dv, mst[4];
+    int64_t H, group, Sq, Sk, D, Dv, mst[4];
     size_t ldq, ldk, ldv, ldo;      /* row strides (floats) */
     int bshd;
     int ktr, causal, mask_bool, nan_to_zero;
@@ -204,17 +214,20 @@ static void attend_pair(const attn_job *j, float *slot, size_t bh)
     size_t ldq = j->ldq, ldk = j->ldk, ldv = j->ldv, ldo = j->ldo;
     const float *q0, *k0, *v0;
     float *o0;
+    /* the K/V head this query head reads (grouped-query attention) */
+    size_t kh = (size_t)(h / j->group), hkv = (size_t)(j->H / j->group);
     if (j->bshd) {
         /* head h of batch b: columns h*D.. of batch b's rows */
         size_t bb = (size_t)b, hh = (size_t)h;
         q0 = j->Q + bb * Sq * ldq + hh * D;
-        k0 = j->K + bb * Sk * ldk + hh * D;
-        v0 = j->V + bb * Sk * ldv + hh * Dv;
+        k0 = j->K + bb * Sk * ldk + kh * D;
+        v0 = j->V + bb * Sk * ldv + kh * Dv;
         o0 = j->O + bb * Sq * ldo + hh * Dv;
     } else {
+        size_t bkv = (size_t)b * hkv + kh;
         q0 = j->Q + bh * Sq * D;
-        k0 = j->K + bh * Sk * D;
-        v0 = j->V + bh * Sk * Dv;
+        k0 = j->K + bkv * Sk * D;
+        v0 = j->V + bkv * Sk * Dv;
         o0 = j->O + bh * Sq * Dv;
     }
     float *Kp = slot, *Vp = Kp + g->kp, *S = Vp + g->vp, *mrow = S + g->s;
@@ -290,9 +303,10 @@ pg_status pg_exec_attention(pg_kctx *k)
     j->causal = (int)pg_ir_attr_int(k->node, "causal", 0);
     j->nan_to_zero = (int)pg_ir_attr_int(k->node, "nan_to_zero", 0);
     attn_dims d;
-    dims_of(k->node, q, v, &d);
+    dims_of(k->node, q, k->in[1], v, &d);
     int64_t B = d.B;
     j->H = d.H;
+    j->group = d.Hkv > 0 && d.H % d.Hkv == 0 ? d.H / d.Hkv : 1;
     j->Sq = d.Sq;
     j->D = d.D;
     j->Sk = d.Sk;
@@ -303,9 +317,9 @@ pg_status pg_exec_attention(pg_kctx *k)
                        k->node->name);
     /* bshd: a row holds every head; bhsd: a head's rows are contiguous */
     j->ldq = (size_t)(d.bshd ? d.H * d.D : d.D);
-    j->ldk = (size_t)(d.bshd ? d.H * d.D : d.D);
-    j->ldv = (size_t)(d.bshd ? d.H * d.Dv : d.Dv);
-    j->ldo = j->ldv;
+    j->ldk = (size_t)(d.bshd ? d.Hkv * d.D : d.D);
+    j->ldv = (size_t)(d.bshd ? d.Hkv * d.Dv : d.Dv);
+    j->ldo = (size_t)(d.bshd ? d.H * d.Dv : d.Dv);
     j->scale = pg_ir_attr_float(k->node, "scale", 1.0f / sqrtf((float)j->D));
     geometry(k->bind->kern[0]->params, j->Sk, j->D, j->Dv, &j->g);
     j->pairs = (size_t)(B * j->H);

@@ -373,8 +373,9 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
     return PG_OK;
 }
 
-/* FusedAttention with qkv_layout = "bshd": Q [B,Sq,H*D], K [B,Sk,H*D],
- * V [B,Sk,H*Dv] -> O [B,Sq,H*Dv] (heads side by side in each row). */
+/* FusedAttention with qkv_layout = "bshd": Q [B,Sq,H*D], K [B,Sk,Hkv*D],
+ * V [B,Sk,Hkv*Dv] -> O [B,Sq,H*Dv] (heads side by side in each row; Hkv
+ * divides H: grouped-query attention shares a K/V head among H/Hkv). */
 static pg_status infer_attention_bshd(pg_infer_ctx *c)
 {
     pg_status st;
@@ -389,12 +390,17 @@ static pg_status infer_attention_bshd(pg_infer_ctx *c)
     int64_t H = pg_ir_attr_int(c->n, "num_heads", 0);
     if (H <= 0)
         return FAIL(PG_ERR_GRAPH, "qkv_layout=bshd needs num_heads > 0");
-    if (q->shape[2] % H || v->shape[2] % H)
-        return FAIL(PG_ERR_SHAPE, "Q width %lld / V width %lld not a multiple of %lld heads",
-                    (long long)q->shape[2], (long long)v->shape[2], (long long)H);
+    if (q->shape[2] % H)
+        return FAIL(PG_ERR_SHAPE, "Q width %lld not a multiple of %lld heads",
+                    (long long)q->shape[2], (long long)H);
     if (pg_ir_attr_int(c->n, "k_transposed", 0))
         return FAIL(PG_ERR_GRAPH, "qkv_layout=bshd takes K as rows of keys (k_transposed=0)");
-    if (k->shape[2] != q->shape[2] || v->shape[1] != k->shape[1])
+    int64_t Dq = q->shape[2] / H;
+    int64_t Hkv = Dq == 0 ? (k->shape[2] == 0 ? H : 0) : k->shape[2] % Dq == 0 ? k->shape[2] / Dq : 0;
+    if (Hkv <= 0 || H % Hkv || v->shape[2] % Hkv)
+        return FAIL(PG_ERR_SHAPE, "K width %lld / V width %lld are not a whole number of K/V heads "
+                    "dividing %lld heads", (long long)k->shape[2], (long long)v->shape[2], (long long)H);
+    if (v->shape[1] != k->shape[1])
         return FAIL(PG_ERR_SHAPE, "Q/K/V do not agree: width %lld vs %lld, Sk %lld vs %lld",
                     (long long)q->shape[2], (long long)k->shape[2], (long long)k->shape[1],
                     (long long)v->shape[1]);
@@ -413,7 +419,7 @@ static pg_status infer_attention_bshd(pg_infer_ctx *c)
         if (m->dtype != PG_DTYPE_FLOAT32 && m->dtype != PG_DTYPE_BOOL)
             return FAIL(PG_ERR_DTYPE, "mask must be float32 or bool");
     }
-    int64_t shape[3] = { q->shape[0], q->shape[1], v->shape[2] };
+    int64_t shape[3] = { q->shape[0], q->shape[1], v->shape[2] / Hkv * H };
     pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 3, shape);
     return PG_OK;
 }
@@ -438,9 +444,11 @@ pg_status pg_infer_attention(pg_infer_ctx *c)
     if (Dk != D || v->shape[2] != Sk)
         return FAIL(PG_ERR_SHAPE, "Q/K/V do not agree: D %lld vs %lld, Sk %lld vs %lld",
                     (long long)D, (long long)Dk, (long long)Sk, (long long)v->shape[2]);
-    for (int d = 0; d < 2; d++)
-        if (k->shape[d] != q->shape[d] || v->shape[d] != q->shape[d])
-            return FAIL(PG_ERR_SHAPE, "Q, K and V must share batch and head dims");
+    /* K and V may have fewer heads, dividing Q's (grouped-query attention) */
+    if (k->shape[0] != q->shape[0] || v->shape[0] != q->shape[0] || k->shape[1] != v->shape[1] ||
+        (k->shape[1] <= 0 ? q->shape[1] != k->shape[1] : q->shape[1] % k->shape[1] != 0))
+        return FAIL(PG_ERR_SHAPE, "Q, K and V must share the batch dim, and K/V's heads (%lld) "
+                    "divide Q's (%lld)", (long long)k->shape[1], (long long)q->shape[1]);
     if (has_in(c, 3)) {
         const pg_tensor *m = c->in[3];
         int64_t full[4] = { q->shape[0], q->shape[1], q->shape[2], Sk };

@@ -130,15 +130,18 @@ static int swap_last2_chain(const pg_graph *g, int kt, int *k, int nodes[3])
         return 0;
     const pg_tensor *x = pm_tensor(g, r1->inputs[0]), *a = pm_tensor(g, t1),
                     *y = pm_tensor(g, kt);
-    if (!x || !a || !y || x->rank != 4 || a->rank != 3 || y->rank != 4 ||
+    if (!x || !a || !y || (x->rank != 4 && x->rank != 5) || a->rank != 3 || y->rank != 4 ||
         x->dtype != PG_DTYPE_FLOAT32)
         return 0;
-    for (int d = 0; d < 4; d++)
+    for (int d = 0; d < x->rank; d++)
         if (x->shape[d] < 0)
             return 0;
-    if (a->shape[0] != x->shape[0] * x->shape[1] || a->shape[1] != x->shape[2] ||
-        a->shape[2] != x->shape[3] || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
-        y->shape[2] != x->shape[3] || y->shape[3] != x->shape[2])
+    /* K [B,H,S,D], or [B,Hkv,g,S,D] (repeat_kv's Expand, before its Reshape) */
+    int r = x->rank;
+    int64_t BH = x->shape[0] * x->shape[1] * (r == 5 ? x->shape[2] : 1), S = x->shape[r - 2],
+            D = x->shape[r - 1];
+    if (a->shape[0] != BH || a->shape[1] != S || a->shape[2] != D || y->shape[0] != x->shape[0] ||
+        y->shape[0] * y->shape[1] != BH || y->shape[2] != D || y->shape[3] != S)
         return 0;
     *k = x->id;
     nodes[0] = r1->id;
@@ -165,6 +168,51 @@ static int scaled_by_const(const pg_graph *g, int t, double *cst, pg_node **mul)
     return -1;
 }
 
+/* t = Reshape(Expand(Unsqueeze(X [B,Hkv,S,D] -> [B,Hkv,1,S,D])
+ *            -> [B,Hkv,g,S,D]) -> [B,Hkv*g,S,D]), each read once
+ * (transformers' repeat_kv: grouped-query attention's K/V heads repeated
+ * g times, three copies the executor does not need).  The shapes decide it:
+ * Unsqueeze and Reshape keep the element order, and Expand's input and
+ * output shapes fix what it repeats.  X in *x, the group g returned (0 if
+ * not), the nodes (data order) in nodes. */
+static int64_t repeat_kv(const pg_graph *g, int t, int *x, int nodes[3])
+{
+    const pg_tensor *tt = pm_tensor(g, t);
+    pg_node *rs = NULL;
+    int e = t;   /* a rank-5 t: the Expand's output itself (the Reshape went with K^T) */
+    if (!tt || tt->rank != 5) {
+        rs = pm_producer(g, t, PG_OP_RESHAPE);
+        if (!rs || pm_uses(g, t) != 1)
+            return 0;
+        e = rs->inputs[0];
+    }
+    pg_node *ex = pm_producer(g, e, PG_OP_EXPAND);
+    if (!ex || pm_uses(g, e) != 1)
+        return 0;
+    int u = ex->inputs[0];
+    pg_node *un = pm_producer(g, u, PG_OP_UNSQUEEZE);
+    if (!un || pm_uses(g, u) != 1)
+        return 0;
+    const pg_tensor *x4 = pm_tensor(g, un->inputs[0]), *u5 = pm_tensor(g, u), *e5 = pm_tensor(g, e),
+                    *r4 = pm_tensor(g, t);
+    if (!x4 || !u5 || !e5 || !r4 || x4->rank != 4 || u5->rank != 5 || e5->rank != 5 ||
+        (rs && r4->rank != 4) || x4->dtype != PG_DTYPE_FLOAT32)
+        return 0;
+    int64_t B = x4->shape[0], Hkv = x4->shape[1], S = x4->shape[2], D = x4->shape[3], grp = e5->shape[2];
+    int64_t want_u[5] = { B, Hkv, 1, S, D }, want_e[5] = { B, Hkv, grp, S, D };
+    for (int d = 0; d < 5; d++)
+        if (u5->shape[d] != want_u[d] || e5->shape[d] != want_e[d])
+            return 0;
+    if (grp < 1 || (rs && (r4->shape[0] != B || r4->shape[1] != Hkv * grp || r4->shape[2] != S ||
+                           r4->shape[3] != D)))
+        return 0;
+    *x = x4->id;
+    nodes[0] = un->id;
+    nodes[1] = ex->id;
+    nodes[2] = rs ? rs->id : -1;
+    return grp;
+}
+
 static int mask_fits(const pg_tensor *m, const pg_tensor *scores)
 {
     if (!m || m->rank < 0 || m->rank > 4 ||
@@ -186,7 +234,7 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
     int64_t axis = pg_ir_attr_int(sm, "axis", -1);
     if (axis != -1 && axis != 3)
         return 0;
-    int nodes[24], n = 0;
+    int nodes[40], n = 0;
     /* after: Softmax [-> Where(IsNaN(P), 0, P)] -> MatMul(P, V) */
     int P = sm->outputs[0];
     pg_node *isnan = NULL, *guard = NULL;
@@ -277,7 +325,8 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
     if (ktr && pm_uses(g, KT) == 1 && is_swap_last2(g, ktr)) {
         K = ktr->inputs[0];
         k_transposed = 0;
-    } else if (swap_last2_chain(g, KT, &K, kchain)) {
+    } else if (swap_last2_chain(g, KT, &K, kchain) &&
+               (g->tensors[K]->rank == 4 || repeat_kv(g, K, &(int){ 0 }, (int[3]){ 0 }) > 1)) {
         ktr = NULL;
         has_chain = 1;
         k_transposed = 0;
@@ -286,14 +335,28 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
         K = KT;
         k_transposed = 1;
     }
+    /* grouped-query attention: K and V repeated from fewer heads, both the
+     * same way (K in rows of keys only) */
+    int rk[3], rv[3], k4 = -1, v4 = -1, grouped = 0;
+    if (!k_transposed) {
+        int64_t gk = repeat_kv(g, K, &k4, rk), gv = gk > 1 ? repeat_kv(g, V, &v4, rv) : 0;
+        if (gk > 1 && gv == gk) {
+            grouped = 1;
+            K = k4;
+            V = v4;
+            vt = pm_tensor(g, V);
+        }
+    }
     const pg_tensor *qt = pm_tensor(g, Q), *kt = pm_tensor(g, K);
     if (!qt || !kt || qt->rank != 4 || kt->rank != 4 || qt->dtype != PG_DTYPE_FLOAT32 ||
         kt->dtype != PG_DTYPE_FLOAT32)
         return 0;
-    /* the product must not broadcast batch or heads */
-    for (int d = 0; d < 2; d++)
-        if (qt->shape[d] != kt->shape[d] || qt->shape[d] != vt->shape[d])
-            return 0;
+    /* the product must not broadcast batch or heads (K/V heads: Q's, or a
+     * divisor of them when repeat_kv was absorbed) */
+    if (qt->shape[0] != kt->shape[0] || qt->shape[0] != vt->shape[0] || kt->shape[1] != vt->shape[1])
+        return 0;
+    if (grouped ? kt->shape[1] <= 0 || qt->shape[1] % kt->shape[1] : qt->shape[1] != kt->shape[1])
+        return 0;
     int64_t D = qt->shape[3], Dk = kt->shape[k_transposed ? 2 : 3];
     int64_t Sk = kt->shape[k_transposed ? 3 : 2];
     if (D != Dk || vt->shape[2] != Sk)
@@ -320,6 +383,12 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
             nodes[n++] = splits[i][0];
             nodes[n++] = splits[i][1];
         }
+    }
+    for (int i = 0; grouped && i < 3; i++) {
+        if (rk[i] >= 0)
+            nodes[n++] = rk[i];
+        if (rv[i] >= 0)
+            nodes[n++] = rv[i];
     }
     if (qscale)
         nodes[n++] = qscale->id;
