@@ -57,16 +57,22 @@ class LLM:
     UnsupportedError naming it).
 
     ``threads``: 0/None = the engine default; ``n_ctx``: KV-cache positions
-    (default min(2048, trained)); ``max_batch``: tokens per forward pass.
+    (default min(2048, trained)); ``max_batch``: tokens per forward pass;
+    ``kv_cache``: "f32" (default) or "f16" (half the memory, the same values:
+    they are rounded to f16 either way).
     """
 
     def __init__(self, path: str | os.PathLike, threads: int | None = None,
-                 n_ctx: int | None = None, max_batch: int | None = None):
+                 n_ctx: int | None = None, max_batch: int | None = None,
+                 kv_cache: str = "f32"):
         self.path = os.fspath(path)
         opts = ffi.new("pg_llm_options *")
         opts.threads = int(threads or 0)
         opts.n_ctx = int(n_ctx or 0)
         opts.max_batch = int(max_batch or 0)
+        if kv_cache not in ("f32", "f16"):
+            raise InvalidArgumentError(f"kv_cache must be 'f32' or 'f16', not {kv_cache!r}")
+        opts.kv_f16 = int(kv_cache == "f16")
         out = ffi.new("pg_llm **")
         check(lib.pg_llm_load(os.fsencode(self.path), opts, out))
         self._h = ffi.gc(out[0], lib.pg_llm_free)

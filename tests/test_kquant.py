@@ -411,3 +411,23 @@ def test_unsupported_weight_type_names_the_tensor(tmp_path):
     with pytest.raises(UnsupportedError, match=r"blk\.0\.ffn_up\.weight is q2_K"):
         from peregrine_nb.models import load_llm
         load_llm(str(path))
+
+
+def test_f16_kv_cache_same_logits_half_the_memory(llama_files):
+    """kv_cache="f16" stores the cache as f16: the values were rounded to
+    f16 in the f32 cache too, so prefill and decode logits are equal bit
+    for bit, and the arena is smaller by half the f32 cache less one
+    layer's f32 copy (the one the attention reads)."""
+    from peregrine_nb.models import load_llm
+    path = str(llama_files["q4_K_M"])
+    a = load_llm(path, threads=1, n_ctx=64)
+    b = load_llm(path, threads=2, n_ctx=64, kv_cache="f16")
+    ids = list(range(40, 60))
+    assert np.array_equal(a.eval(ids[:13]), b.eval(ids[:13]))
+    for t in ids[13:]:
+        assert np.array_equal(a.eval([t]), b.eval([t]))
+    ia, ib = a.info, b.info
+    cache32 = 2 * ia.n_layer * 64 * ia.n_head_kv * ia.head_dim * 4
+    assert ia.arena_bytes - ib.arena_bytes >= cache32 // 2 - cache32 // ia.n_layer - 4096
+    with pytest.raises(pg.errors.InvalidArgumentError):
+        load_llm(path, kv_cache="q8")

@@ -815,6 +815,8 @@ typedef struct pg_llm_options {
     int threads;              /* 0 = pg_get_num_threads() */
     int n_ctx;                /* KV cache positions; 0 = min(2048, trained context) */
     int max_batch;            /* tokens per forward pass; 0 = 256 (longer inputs run in chunks) */
+    int kv_f16;               /* 1: the KV cache holds f16 (half the memory; the values are
+                                 the same: they are rounded to f16 either way), 0: f32 */
 } pg_llm_options;
 
 typedef struct pg_llm_info {

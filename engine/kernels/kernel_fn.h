@@ -62,8 +62,10 @@ typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
     /* one row of rmsnorm (rmsnorm/rmsnorm.h) */                                               \
     ENTRY_(rmsnorm, pg_f32_rmsnorm_fn, void, size_t n, const float *x, const float *gamma,     \
            float eps, float *y)                                                                \
-    /* n activations -> n / 32 blocks (qdot/qdot.h) */                                         \
+    /* n activations -> n / 32 blocks (qdot/qdot.h); fp32 -> f16 rows (cvt_f16/cvt_f16.h) */   \
     ENTRY_(quantize, pg_quantize_row_fn, void, size_t n, const float *x, void *y)              \
+    /* f16 -> fp32 rows (cvt_f16/cvt_f16.h) */                                                 \
+    ENTRY_(widen, pg_widen_row_fn, void, size_t n, const void *x, float *y)                    \
     /* *s = weights w . activations a, n elements in blocks (qdot/qdot.h) */                   \
     ENTRY_(vec_dot, pg_vec_dot_fn, void, size_t n, const void *w, const void *a, float *s)     \
     /* y = W . x, W quantised rows (qgemv/qgemv.h) */                                          \

@@ -19,6 +19,7 @@
 #include "qgemv/qgemv.h"
 #include "qgemm/qgemm.h"
 #include "kquant/kquant.h"
+#include "cvt_f16/cvt_f16.h"
 #include "gemm_u8s8/gemm_u8s8.h"
 #include "gemm_bf16/gemm_bf16.h"
 #include "dwconv/dwconv.h"
@@ -59,6 +60,8 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_qgemm_q6_K,
     &pg_kernels_qgemm_f16,
     &pg_kernels_qgemm_bf16,
+    &pg_kernels_cvt_f32_f16,
+    &pg_kernels_cvt_f16_f32,
     &pg_kernels_gemm_u8s8,
     &pg_kernels_quantize_u8,
     &pg_kernels_gemm_bf16,

@@ -146,9 +146,9 @@ static int check_quantised(const pg_kernel_family *f, const pg_variant *v, const
 /* Activation quantisers: the same blocks as the reference's, bit for bit. */
 static int check_quantize(const pg_variant *v, const pg_variant *r)
 {
-    enum { K = 256 };   /* one q8_K super-block, eight q8_0 / q8_1 blocks */
+    enum { K = 256 };   /* one q8_K super-block, eight q8_0 / q8_1 blocks, 256 halves */
     float x[K];
-    uint8_t want[292], got[292];
+    uint8_t want[2 * K], got[2 * K];
     fill(x, K, 9);
     memset(want, 0, sizeof want);
     memset(got, 0, sizeof got);
@@ -289,6 +289,14 @@ static int check_against(const pg_kernel_family *f, const pg_variant *v, const p
         return check_dwconv(v, r);
     case PG_KERNEL_FN_quantize:
         return check_quantize(v, r);
+    case PG_KERNEL_FN_widen: {   /* f16 -> f32: exact */
+        uint16_t h[N_MAX];
+        for (size_t i = 0; i < n; i++)
+            h[i] = (uint16_t)(((unsigned)(x[i] * 16384.0f) * 2654435761u) >> 17) & 0x7bff;
+        r->fn.widen(n, h, want);
+        v->fn.widen(n, h, got);
+        return !memcmp(want, got, n * sizeof(float));
+    }
     case PG_KERNEL_FN_qgemv:
     case PG_KERNEL_FN_qgemm:
         return check_quantised(f, v, r);

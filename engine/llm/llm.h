@@ -33,6 +33,7 @@ enum llm_kernel_role {
     LLM_K_QUANTIZE_Q8_K,           /* the k-quants' activations, and their and f16 / bf16's */
     LLM_K_QGEMV_Q4_K, LLM_K_QGEMV_Q5_K, LLM_K_QGEMV_Q6_K, LLM_K_QGEMV_F16, LLM_K_QGEMV_BF16,
     LLM_K_QGEMM_Q4_K, LLM_K_QGEMM_Q5_K, LLM_K_QGEMM_Q6_K, LLM_K_QGEMM_F16, LLM_K_QGEMM_BF16,
+    LLM_K_CVT_F32_F16, LLM_K_CVT_F16_F32,   /* the f16 KV cache's store and load */
     LLM_K_GELU_TANH, LLM_K_TANH,   /* gemma's GELU FFN, gemma2's soft-capping */
     LLM_K_COUNT
 };
@@ -124,7 +125,10 @@ struct pg_llm {
     float *x, *xn, *q, *k, *v, *att, *ff_gate, *ff_up;
     void *act;                   /* quantised activations, max_batch rows of n_ff */
     float *logits;               /* n_vocab: the last position's */
-    float *k_cache, *v_cache;    /* [layer][pos][n_head_kv * head_dim] */
+    float *k_cache, *v_cache;    /* [layer][pos][n_head_kv * head_dim]; with kv_f16 one
+                                    layer's f32 copy, widened before its attention */
+    int kv_f16;                  /* the cache proper is k_cache16 / v_cache16 */
+    uint16_t *k_cache16, *v_cache16;
     float *rope_cos, *rope_sin;  /* [pos][n_rot / 2] */
     const float *rope_freqs;     /* rope_freqs.weight (Llama 3): n_rot / 2 divisors, or NULL */
     float *embd_scale;           /* n_embd copies of hp.embd_scale (LLM_SCALE) */

@@ -98,15 +98,21 @@ void llm_rope_store(pg_llm *m, int layer)
     const llm_hparams *hp = &m->hp;
     size_t qd = (size_t)hp->q_dim, kd = (size_t)hp->kv_dim;
     int half = hp->n_rot / 2;
-    float *kc = m->k_cache + (size_t)layer * m->n_ctx * kd;
-    float *vc = m->v_cache + (size_t)layer * m->n_ctx * kd;
+    float *kc = m->k_cache + (size_t)(m->kv_f16 ? 0 : layer) * m->n_ctx * kd;
+    float *vc = m->v_cache + (size_t)(m->kv_f16 ? 0 : layer) * m->n_ctx * kd;
     for (int i = 0; i < m->run_n; i++) {
         size_t pos = (size_t)(m->run_pos + i);
         const float *c = m->rope_cos + pos * half, *s = m->rope_sin + pos * half;
         rope_row(m->q + i * qd, hp->n_head, hp->head_dim, hp->n_rot, hp->rope_neox, c, s);
         rope_row(m->k + i * kd, hp->n_head_kv, hp->head_dim, hp->n_rot, hp->rope_neox, c, s);
-        round_f16(kc + pos * kd, m->k + i * kd, kd);
-        round_f16(vc + pos * kd, m->v + i * kd, kd);
+        if (m->kv_f16) {   /* the f16 cache: the same values, half the bytes */
+            size_t at = ((size_t)layer * m->n_ctx + pos) * kd;
+            m->kern[LLM_K_CVT_F32_F16]->fn.quantize(kd, m->k + i * kd, m->k_cache16 + at);
+            m->kern[LLM_K_CVT_F32_F16]->fn.quantize(kd, m->v + i * kd, m->v_cache16 + at);
+        } else {
+            round_f16(kc + pos * kd, m->k + i * kd, kd);
+            round_f16(vc + pos * kd, m->v + i * kd, kd);
+        }
         if (hp->q_scale != 0.0f)
             scale_round_f16(m->q + i * qd, qd, hp->q_scale);
         else
@@ -244,8 +250,13 @@ static void att_task(void *p, size_t h)
 void llm_attention(pg_llm *m, int layer)
 {
     size_t kd = (size_t)m->hp.kv_dim;
-    att_ctx c = { m, m->k_cache + (size_t)layer * m->n_ctx * kd,
-                  m->v_cache + (size_t)layer * m->n_ctx * kd,
+    if (m->kv_f16) {   /* widen the layer's cached positions into the f32 copy */
+        size_t n = (size_t)(m->run_pos + m->run_n) * kd, at = (size_t)layer * m->n_ctx * kd;
+        m->kern[LLM_K_CVT_F16_F32]->fn.widen(n, m->k_cache16 + at, m->k_cache);
+        m->kern[LLM_K_CVT_F16_F32]->fn.widen(n, m->v_cache16 + at, m->v_cache);
+    }
+    att_ctx c = { m, m->k_cache + (size_t)(m->kv_f16 ? 0 : layer) * m->n_ctx * kd,
+                  m->v_cache + (size_t)(m->kv_f16 ? 0 : layer) * m->n_ctx * kd,
                   m->kern[LLM_K_SOFTMAX]->fn.softmax, m->kern[LLM_K_TANH]->fn.unary,
                   m->layers[layer].swa, m->att_acc };
     pg_parallel_for((size_t)m->hp.n_head, att_task, &c, m->threads);

@@ -6,6 +6,7 @@
 
 #include "../core/cpu.h"
 #include "../core/error.h"
+#include "../kernels/cvt_f16/cvt_f16.h"
 #include "../kernels/kquant/kquant.h"
 #include "../kernels/qdot/qdot.h"
 #include "../kernels/qgemm/qgemm.h"
@@ -45,6 +46,8 @@ static const pg_kernel_family *family_of(int role)
     case LLM_K_QGEMM_Q6_K: return &pg_kernels_qgemm_q6_K;
     case LLM_K_QGEMM_F16: return &pg_kernels_qgemm_f16;
     case LLM_K_QGEMM_BF16: return &pg_kernels_qgemm_bf16;
+    case LLM_K_CVT_F32_F16: return &pg_kernels_cvt_f32_f16;
+    case LLM_K_CVT_F16_F32: return &pg_kernels_cvt_f16_f32;
     case LLM_K_GELU_TANH: return &pg_kernels_gelu_tanh;
     case LLM_K_TANH: return &pg_kernels_tanh;
     default: return NULL;

@@ -79,8 +79,10 @@ static pg_status plan_arena(pg_llm *m)
         { (void **)&m->v, B * KV * 4 },      { (void **)&m->att, B * QD * 4 },
         { (void **)&m->ff_gate, B * F * 4 }, { (void **)&m->ff_up, B * F * 4 },
         { (void **)&m->act, B * act_rb },    { (void **)&m->logits, (size_t)hp->n_vocab * 4 },
-        { (void **)&m->k_cache, (size_t)hp->n_layer * C * KV * 4 },
-        { (void **)&m->v_cache, (size_t)hp->n_layer * C * KV * 4 },
+        { (void **)&m->k_cache, (size_t)(m->kv_f16 ? 1 : hp->n_layer) * C * KV * 4 },
+        { (void **)&m->v_cache, (size_t)(m->kv_f16 ? 1 : hp->n_layer) * C * KV * 4 },
+        { (void **)&m->k_cache16, m->kv_f16 ? (size_t)hp->n_layer * C * KV * 2 : 0 },
+        { (void **)&m->v_cache16, m->kv_f16 ? (size_t)hp->n_layer * C * KV * 2 : 0 },
         { (void **)&m->rope_cos, C * (size_t)hp->n_rot / 2 * 4 },
         { (void **)&m->rope_sin, C * (size_t)hp->n_rot / 2 * 4 },
         { (void **)&m->scores, (size_t)hp->n_head * C * 4 },
@@ -112,7 +114,7 @@ pg_status pg_llm_load(const char *path, const pg_llm_options *options, pg_llm **
     if (!path || !out)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_load: path or out is NULL");
     *out = NULL;
-    pg_llm_options o = { 0, 0, 0 };
+    pg_llm_options o = { 0, 0, 0, 0 };
     if (options)
         o = *options;
     if (o.threads < 0 || o.n_ctx < 0 || o.max_batch < 0)
@@ -136,6 +138,7 @@ pg_status pg_llm_load(const char *path, const pg_llm_options *options, pg_llm **
         if (m->max_batch > m->n_ctx)
             m->max_batch = m->n_ctx;
         m->threads = pg_threads_resolve(o.threads);
+        m->kv_f16 = o.kv_f16 != 0;
         st = plan_arena(m);
     }
     if (!st) {
