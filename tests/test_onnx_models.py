@@ -228,11 +228,12 @@ LEVEL3_EXPECT = {
                    "MatMul": 1}, _DEC_GONE),
     # Llama / Qwen2: RMSNorm (TorchScript's Pow/ReduceMean/Add/Sqrt/Div(1, .)/Mul/Mul), SiLU in the gate's epilogue
     # and the rotary embeddings of Q and K (Slice/Neg/Concat/Mul/Add) -> Rotary; repeat_kv's
-    # Unsqueeze/Expand/Reshape absorbed (FusedAttention reads the K/V heads)
+    # Unsqueeze/Expand/Reshape absorbed (FusedAttention reads the K/V heads); the rotation runs on
+    # the projected rows, so the head split/merge Transposes go too (bshd)
     "llama": ({"FusedAttention": LAYERS, "RMSNorm": 2 * LAYERS + 1, "QKVMatMul": LAYERS, "Rotary": 2 * LAYERS},
-              _DEC_GONE | {"Slice", "Neg", "Concat", "Unsqueeze"}),
+              _DEC_GONE | {"Slice", "Neg", "Concat", "Unsqueeze", "Transpose"}),
     "qwen2": ({"FusedAttention": LAYERS, "RMSNorm": 2 * LAYERS + 1, "QKVMatMul": LAYERS, "Rotary": 2 * LAYERS},
-              _DEC_GONE | {"Slice", "Neg", "Concat", "Unsqueeze"}),
+              _DEC_GONE | {"Slice", "Neg", "Concat", "Unsqueeze", "Transpose"}),
     "t5-encoder": ({"FusedAttention": LAYERS, "RMSNorm": 2 * LAYERS + 1}, _DEC_GONE),
     # self- and cross-attention per layer, three RMSNorms per layer + the final one
     "t5-decoder": ({"FusedAttention": 2 * LAYERS, "RMSNorm": 3 * LAYERS + 1}, _DEC_GONE),

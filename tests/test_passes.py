@@ -1108,3 +1108,59 @@ def test_grouped_query_attention_repeat_kv_is_absorbed(axis, absorbed):
         p /= p.sum(-1, keepdims=True)
         np.testing.assert_allclose(m.run(feeds)["o"], p @ v, rtol=1e-4, atol=1e-5)
     run_levels(g, feeds)
+
+
+@pytest.mark.parametrize("per_head_cos", [False, True])
+def test_rotary_on_the_head_split_moves_before_the_transpose(per_head_cos):
+    """Llama's Q: rows [B,S,H*D] -> Reshape -> Transpose(0,2,1,3) -> rotary ->
+    attention.  The rotation moves before the Transpose (cos/sin as
+    [S,1,D]), so the attention reads the rotated rows in place (bshd) and no
+    Transpose is left.  A cos that varies by head cannot move: the Rotary
+    stays on the head layout and the attention keeps it."""
+    B, H, S, D = 2, 3, 5, 8
+    g = pg.Graph()
+    g.add_input("xq", (B, S, H * D))
+    g.add_input("xk", (B, S, H * D))
+    g.add_input("xv", (B, S, H * D))
+    hs = c(g, "hs", [B, S, H, D], np.int64)
+    cos = np.cos(f32(1, H if per_head_cos else 1, S, D))
+    sin = np.sin(f32(1, H if per_head_cos else 1, S, D))
+    c(g, "cos", cos)
+    c(g, "sin", sin)
+    ax, one, z = c(g, "ax", [-1], np.int64), c(g, "one", [1], np.int64), c(g, "z", [0], np.int64)
+    hh, big = c(g, "hh", [D // 2], np.int64), c(g, "big", [np.iinfo(np.int64).max], np.int64)
+    for n in ("q", "k", "v"):
+        g.add_node("Reshape", ["x" + n, hs], [n + "4"])
+        g.add_node("Transpose", [n + "4"], [n + "h"], perm=[0, 2, 1, 3])
+    for n in ("q", "k"):
+        x = n + "h"
+        g.add_node("Mul", [x, "cos"], [n + "a"])
+        g.add_node("Slice", [x, z, hh, ax, one], [n + "1"])
+        g.add_node("Slice", [x, hh, big, ax, one], [n + "2"])
+        g.add_node("Neg", [n + "2"], [n + "n"])
+        g.add_node("Concat", [n + "n", n + "1"], [n + "rh"], axis=-1)
+        g.add_node("Mul", [n + "rh", "sin"], [n + "b"])
+        g.add_node("Add", [n + "a", n + "b"], [n + "r"])
+    g.add_node("Transpose", ["kr"], ["kt"], perm=[0, 1, 3, 2])
+    g.add_node("MatMul", ["qr", "kt"], ["s"])
+    g.add_node("Mul", ["s", c(g, "sc", 1 / math.sqrt(D))], ["ss"])
+    g.add_node("Softmax", ["ss"], ["p"], axis=-1)
+    g.add_node("MatMul", ["p", "vh"], ["o"])
+    g.add_node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3])
+    g.add_node("Reshape", ["ot", c(g, "ms", [B, S, H * D], np.int64)], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=2)
+    counts = ops_after(m)
+    assert counts["Rotary"] == 2 and counts["FusedAttention"] == 1, counts
+    node = next(n for n in pass_log(m)[-1].nodes if n.op == "FusedAttention")
+    assert ("bshd" in node.attrs) == (not per_head_cos), node.attrs
+    assert ("Transpose" not in counts) == (not per_head_cos), counts
+    feeds = {n: f32(B, S, H * D) for n in ("xq", "xk", "xv")}
+    q, k, v = (feeds[n].astype(np.float64).reshape(B, S, H, D).transpose(0, 2, 1, 3) for n in ("xq", "xk", "xv"))
+    q, k = (_rotary_ref(t, cos, sin, D // 2) for t in (q, k))
+    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(D)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    ref = (p @ v).transpose(0, 2, 1, 3).reshape(B, S, H * D)
+    np.testing.assert_allclose(m.run(feeds)["y"], ref, rtol=1e-4, atol=1e-5)
+    run_levels(g, feeds)
