@@ -265,6 +265,39 @@ def tokenizer_seeds() -> dict[str, bytes]:
     return out
 
 
+def cnn_graph_seeds() -> dict:
+    """One program per CNN op (NCHW).  The byte code has no names for
+    kernel_shape / strides / pads / blocksize, so the pools and the
+    depth/space ops start from their refusal (a required attribute missing)."""
+    from graph_bytecode import Asm
+
+    f32 = "float32"
+
+    def on(op, shape=(1, 2, 4, 4)):
+        return Asm().input("t0", f32, shape).node(op, ["t0"], ["t1"], name="n1").output("t1")
+
+    return {
+        "Conv": Asm().input("t0", f32, (1, 2, 4, 4)).init("t1", f32, np.ones((3, 2, 3, 3)))
+        .init("t2", f32, np.zeros(3)).node("Conv", ["t0", "t1", "t2"], ["t3"], name="n1").output("t3"),
+        "ConvTranspose": Asm().input("t0", f32, (1, 2, 3, 3)).init("t1", f32, np.ones((2, 3, 2, 2)))
+        .node("ConvTranspose", ["t0", "t1"], ["t2"], name="n1").output("t2"),
+        "MaxPool": on("MaxPool"), "AveragePool": on("AveragePool"),
+        "GlobalAveragePool": on("GlobalAveragePool", (1, 2, 3, 4)),
+        "GlobalMaxPool": on("GlobalMaxPool", (2, 3, 1, 4)),
+        "BatchNormalization": Asm().input("t0", f32, (1, 2, 3, 3)).init("t1", f32, np.ones(2))
+        .init("t2", f32, np.zeros(2)).init("t3", f32, np.full(2, 0.5)).init("t4", f32, np.ones(2))
+        .node("BatchNormalization", ["t0", "t1", "t2", "t3", "t4"], ["t5"], name="n1")
+        .attr(None, "epsilon", 1e-5).output("t5"),
+        "Resize": Asm().input("t0", f32, (1, 1, 2, 3)).init("t1", f32, [1.0, 1.0, 2.0, 0.5])
+        .node("Resize", ["t0", "", "t1"], ["t2"], name="n1").output("t2"),
+        "Upsample": Asm().input("t0", f32, (1, 1, 2, 2)).init("t1", f32, [1.0, 1.0, 2.0, 3.0])
+        .node("Upsample", ["t0", "t1"], ["t2"], name="n1").output("t2"),
+        "PRelu": Asm().input("t0", f32, (2, 3, 2)).init("t1", f32, [[0.25], [0.5], [-1.0]])
+        .node("PRelu", ["t0", "t1"], ["t2"], name="n1").output("t2"),
+        "DepthToSpace": on("DepthToSpace", (1, 4, 2, 3)), "SpaceToDepth": on("SpaceToDepth"),
+    }
+
+
 def graph_seeds() -> dict[str, bytes]:
     from graph_bytecode import Asm, op_names
 
@@ -379,6 +412,7 @@ def graph_seeds() -> dict[str, bytes]:
         "Einsum": Asm().input("t0", f32, (2, 3)).input("t1", f32, (3, 4))
         .node("Einsum", ["t0", "t1"], ["t2"], name="n1").attr(None, "equation", "ij,jk->ik").output("t2"),
     })
+    progs.update(cnn_graph_seeds())
     for op in ["Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "LessOrEqual", "Greater",
                "GreaterOrEqual"]:
         progs[op] = binary(op)
