@@ -103,6 +103,22 @@ pg_status pg_exec_dequantize_linear(pg_kctx *k)
     const float *S = k->x[1];
     const void *Z = k->n_in > 2 ? k->x[2] : NULL;
     float *Y = k->y[0];
+    if (!q.D && (x->dtype == PG_DTYPE_UINT8 || x->dtype == PG_DTYPE_INT8)) {
+        /* per tensor, 8-bit (quantised embeddings gathered each run): a
+         * loop the compiler vectorises, the same arithmetic */
+        float s = S[0];
+        int32_t zp = Z ? (int32_t)pg_ld_i(x->dtype, Z, 0) : 0;
+        if (x->dtype == PG_DTYPE_UINT8) {
+            const uint8_t *X = k->x[0];
+            for (int64_t i = 0; i < n; i++)
+                Y[i] = (float)((int32_t)X[i] - zp) * s;
+        } else {
+            const int8_t *X = k->x[0];
+            for (int64_t i = 0; i < n; i++)
+                Y[i] = (float)((int32_t)X[i] - zp) * s;
+        }
+        return PG_OK;
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t si = scale_index(&q, i);
         int64_t zp = Z ? pg_ld_i(x->dtype, Z, si) : 0;
