@@ -7,7 +7,8 @@
  * h_gemm_8x1_avx512.S) driven over tiles of W's rows small enough to stay
  * in L2 (48 KiB), so each weight byte comes from DRAM once per batch; the
  * rows of X past the last multiple of 8 run the same ISA's GEMV over the
- * tile. */
+ * tile.  AVX2 has no such microkernel yet: its GEMM runs the GEMV for every
+ * row of X over the same tiles (the rows form). */
 #include <stdint.h>
 
 #include "../../gguf/ggml_types.h"
@@ -36,6 +37,27 @@ static void gemm_8x1(ukr8_fn ukr8, pg_qgemv_fn gemv, size_t M, size_t N, size_t 
     }
 }
 
+/* The rows form (AVX2): every row of X runs the GEMV over the tile. */
+static void gemm_rows(pg_qgemv_fn gemv, size_t M, size_t N, size_t K, const void *W, size_t ldw,
+                      const void *X, size_t ldx, float *C, size_t ldc)
+{
+    size_t tile = ldw ? ROWS_TILE_BYTES / ldw : N;
+    tile = tile < 4 ? 4 : tile & ~(size_t)3;
+    for (size_t n0 = 0; n0 < N; n0 += tile) {
+        size_t nr = N - n0 < tile ? N - n0 : tile;
+        for (size_t m = 0; m < M; m++)
+            gemv(nr, K, (const uint8_t *)W + n0 * ldw, ldw, (const uint8_t *)X + m * ldx,
+                 C + m * ldc + n0);
+    }
+}
+
+#define GEMM_ROWS(t, isa)                                                                   \
+    void pg_##t##_gemm_rows_##isa(size_t M, size_t N, size_t K, const void *W, size_t ldw,  \
+                                  const void *X, size_t ldx, float *C, size_t ldc)          \
+    {                                                                                       \
+        gemm_rows(pg_##t##_gemv_4row_##isa, M, N, K, W, ldw, X, ldx, C, ldc);               \
+    }
+
 #define GEMM_8X1(t, isa)                                                                    \
     void pg_##t##_gemm_8x1_##isa(size_t M, size_t N, size_t K, const void *W, size_t ldw,   \
                                  const void *X, size_t ldx, float *C, size_t ldc)           \
@@ -54,12 +76,15 @@ GEMM_8X1(bf16_f32, avx512vnni)
 GEMM_8X1(q4_K_q8_K, avx512vnni)
 GEMM_8X1(q5_K_q8_K, avx512vnni)
 GEMM_8X1(q6_K_q8_K, avx512vnni)
+PG_KQ_DECLARE_ALL(GEMM_ROWS, avx2)
 #define GEMV_ROWS(t)                                                                        \
     { #t "_gemv_4row_avx512vnni", "avx512vnni", X86_AVX512VNNI,                             \
-      .fn = { .qgemv = pg_##t##_gemv_4row_avx512vnni }, NULL },
+      .fn = { .qgemv = pg_##t##_gemv_4row_avx512vnni }, NULL },                             \
+    { #t "_gemv_4row_avx2", "avx2", X86_AVX2, .fn = { .qgemv = pg_##t##_gemv_4row_avx2 }, NULL },
 #define GEMM_8X1_ROW(t)                                                                     \
     { #t "_gemm_8x1_avx512vnni", "avx512vnni", X86_AVX512VNNI,                              \
-      .fn = { .qgemm = pg_##t##_gemm_8x1_avx512vnni }, NULL },
+      .fn = { .qgemm = pg_##t##_gemm_8x1_avx512vnni }, NULL },                              \
+    { #t "_gemm_rows_avx2", "avx2", X86_AVX2, .fn = { .qgemm = pg_##t##_gemm_rows_avx2 }, NULL },
 #else
 #define GEMM_8X1_ROW(t)
 #define GEMV_ROWS(t)
