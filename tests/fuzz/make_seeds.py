@@ -527,7 +527,11 @@ def onnx_seeds() -> dict[str, bytes]:
               "test_concat_3d_axis_negative_2", "test_slice_neg_steps", "test_expand_dim_changed",
               "test_reduce_sum_keepdims_example", "test_gelu_tanh_2", "test_split_variable_parts_2d_opset18",
               "test_constantofshape_int_zeros", "test_where_long_example", "test_pow_bcast_array",
-              "test_erf", "test_flatten_negative_axis1", "test_squeeze_negative_axes"]
+              "test_erf", "test_flatten_negative_axis1", "test_squeeze_negative_axes",
+              # the CNN ops
+              "test_conv_with_strides_and_asymmetric_padding", "test_convtranspose_output_shape",
+              "test_maxpool_2d_ceil", "test_averagepool_2d_pads_count_include_pad",
+              "test_resize_upsample_scales_linear", "test_depthtospace_crd_mode_example"]
     cases = {c.name: c for c in node_cases.collect_testcases()}
     for name in wanted:
         c = cases.get(name)
