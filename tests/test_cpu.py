@@ -10,7 +10,7 @@ import peregrine_nb as pg
 
 # /proc/cpuinfo names for our flags where they differ from ours.
 PROC_NAME = {"sse41": "sse4_1", "avx512vnni": "avx512_vnni", "avxvnni": "avx_vnni",
-             "avx512bf16": "avx512_bf16"}
+             "avx512bf16": "avx512_bf16", "amxbf16": "amx_bf16", "amxint8": "amx_int8"}
 
 
 def proc_flags() -> set[str]:
@@ -25,7 +25,8 @@ def test_x86_flags_match_proc_cpuinfo():
     info = pg.cpu_info()
     have = proc_flags()
     for ours in ["sse2", "sse41", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
-                 "avx512vl", "avx512dq", "avx512vnni", "avxvnni", "avx512bf16"]:
+                 "avx512vl", "avx512dq", "avx512vnni", "avxvnni", "avx512bf16", "amxbf16",
+                 "amxint8"]:
         assert (ours in info.flags) == (PROC_NAME.get(ours, ours) in have), ours
     assert info.arch == "x86_64"
 

@@ -105,9 +105,9 @@ static int check_tiles(const pg_kernel_family *op, int v, bbufs *b)
     declare_func(gemm_bf16);
     checkasm_set_funcs(op, v);
     const pg_bf16_params *prm = op->variants[v].params;
-    size_t MR = (size_t)prm->mr;
-    static const size_t ks[] = { 0, 2, 4, 6, 8, 10, 16, 18, 64, 130 };
-    int nk = checkasm_small() ? 6 : PG_COUNTOF(ks);
+    size_t MR = (size_t)prm->mr, kstep = (size_t)prm->kstep;
+    static const size_t ks[] = { 0, 2, 4, 6, 8, 18, 32, 64, 96, 130, 160 };
+    int nk = checkasm_small() ? 8 : PG_COUNTOF(ks);
     for (size_t mr = 1; mr <= MR; mr++)
         for (size_t nr = 1; nr <= 32; nr++)
             for (int ki = 0; ki < nk; ki++)
@@ -115,6 +115,8 @@ static int check_tiles(const pg_kernel_family *op, int v, bbufs *b)
                     if (checkasm_small() && (nr % 4) != 1 && nr != 32 && nr != 16)
                         continue;
                     size_t k = ks[ki];
+                    if (k % kstep)
+                        continue;
                     int act = mode % 3, with_bias = (mode / 3) & 1, acc = mode / 6;
                     size_t lda = k + (mode & 1 ? 0 : 2 + 2 * (checkasm_rand() % 4));
                     size_t ldc = nr + (mode & 2 ? 0 : 1 + checkasm_rand() % 5);
@@ -190,7 +192,7 @@ static int driver_case(const pg_kernel_family *op, int v, dbufs *d, size_t M, si
 {
     const pg_variant *ref = &op->variants[op->count - 1], *var = &op->variants[v];
     const pg_variant *cvt = &pg_kernels_cvt_bf16.variants[pg_kernels_cvt_bf16.count - 1];
-    size_t Nt = col0 + N, ld = ((K + 1) & ~(size_t)1) + 2, ldc = N + 3;
+    size_t Nt = col0 + N, ld = pg_bf16_kp(K) + 2, ldc = N + 3;
     checkasm_fill_f32(d->A, M * K, -2, 2);
     checkasm_fill_f32(d->B, K * Nt, -1, 1);
     checkasm_fill_f32(d->bias, Nt, -1, 1);
@@ -240,7 +242,7 @@ static double clock_s(int threads)
 
 static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, size_t K, double peak1)
 {
-    size_t kp = (K + 1) & ~(size_t)1;
+    size_t kp = pg_bf16_kp(K);
     checkasm_fill_f32(d->B, K * N, -1, 1);
     pg_bf16_pack_f32(K, N, d->B, N, d->packed);
     for (size_t i = 0; i < M * kp; i++)
@@ -272,15 +274,15 @@ void checkasm_check_gemm_bf16(void)
 {
     const pg_kernel_family *op = &pg_kernels_gemm_bf16;
     bbufs b;
-    b.Af = checkasm_alloc_f32(260);
+    b.Af = checkasm_alloc_f32(300);
     b.B = checkasm_alloc_f32(260 * 32);
     b.bias = checkasm_alloc_f32(32);
-    b.cap = 16 * 40;
+    b.cap = 32 * 40;
     b.C0 = checkasm_alloc_f32(b.cap);
     b.Cref = checkasm_alloc_f32(b.cap);
     b.cbuf = checkasm_alloc_f32(b.cap);
     b.tol = checkasm_alloc_f32(b.cap);
-    b.A = checkasm_alloc(16 * 160 * 2 + 16 * 256 * 2);
+    b.A = checkasm_alloc(32 * 300 * 2);
     b.packed = checkasm_alloc(pg_bf16_packed_bytes(260, 32));
     size_t MM = 1024, NN = 1536 + 64, KK = 1536;
     dbufs d;

@@ -25,6 +25,7 @@ typedef struct level { const char *name; uint64_t flags; int vector_bits; } leve
 #define X86_AVX512 (X86_AVX2 | PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ)
 #define X86_AVX512VNNI (X86_AVX512 | PG_CPU_AVX512VNNI | PG_CPU_AVXVNNI)
 #define X86_AVX512BF16 (X86_AVX512VNNI | PG_CPU_AVX512BF16)
+#define X86_AMX (X86_AVX512BF16 | PG_CPU_AMXBF16 | PG_CPU_AMXINT8)
 #define ARM_NEON   (PG_CPU_NEON)
 #define ARM_DOT    (ARM_NEON | PG_CPU_DOTPROD | PG_CPU_FP16)
 #define ARM_I8MM   (ARM_DOT | PG_CPU_I8MM | PG_CPU_BF16)
@@ -36,7 +37,7 @@ static const level levels[] = {
     { "c", 0, 0 },           { "sse2", X86_SSE2, 128 },   { "sse41", X86_SSE41, 128 },
     { "avx", X86_AVX, 256 }, { "avx2", X86_AVX2, 256 },   { "avxvnni", X86_AVXVNNI, 256 },
     { "avx512", X86_AVX512, 512 }, { "avx512vnni", X86_AVX512VNNI, 512 },
-    { "avx512bf16", X86_AVX512BF16, 512 },
+    { "avx512bf16", X86_AVX512BF16, 512 }, { "amx", X86_AMX, 512 },
 };
 #define ARCH_NAME "x86_64"
 #elif defined(__aarch64__)
@@ -58,7 +59,8 @@ static const struct { uint64_t bit; const char *name; } flag_names[] = {
     { PG_CPU_AVX512F, "avx512f" },   { PG_CPU_AVX512BW, "avx512bw" },
     { PG_CPU_AVX512VL, "avx512vl" }, { PG_CPU_AVX512DQ, "avx512dq" },
     { PG_CPU_AVX512VNNI, "avx512vnni" }, { PG_CPU_AVXVNNI, "avxvnni" },
-    { PG_CPU_AVX512BF16, "avx512bf16" },
+    { PG_CPU_AVX512BF16, "avx512bf16" }, { PG_CPU_AMXBF16, "amxbf16" },
+    { PG_CPU_AMXINT8, "amxint8" },
     { PG_CPU_NEON, "neon" },         { PG_CPU_DOTPROD, "dotprod" },
     { PG_CPU_FP16, "fp16" },         { PG_CPU_SVE, "sve" },
     { PG_CPU_SVE2, "sve2" },         { PG_CPU_BF16, "bf16" },

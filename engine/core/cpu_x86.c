@@ -4,6 +4,10 @@
  * XCR0 bits 1-2 (SSE, YMM), AVX-512 also bits 5-7 (opmask, ZMM_Hi256,
  * Hi16_ZMM).  Checking cpuid alone would crash on an OS that does not. */
 #include <string.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "cpu.h"
 
@@ -90,6 +94,20 @@ void pg_cpu_detect_arch(pg_cpu_caps *caps)
         }
         if ((f & PG_CPU_AVX2) && (eax71 & (1u << 4))) f |= PG_CPU_AVXVNNI;
         if ((f & PG_CPU_AVX512F) && (eax71 & (1u << 5))) f |= PG_CPU_AVX512BF16;
+        /* AMX: CPUID 7.0 EDX bits 22 (BF16), 24 (TILE), 25 (INT8); Linux hands
+         * out the 8 KiB tile state only on request (arch_prctl
+         * ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, 18): without the grant
+         * a tile instruction faults, so no grant, no flag */
+        cpuid(7, 0, r);
+        uint32_t edx7 = r[3];
+        if ((f & PG_CPU_AVX512BF16) && (edx7 & (1u << 24)) && (edx7 & ((1u << 22) | (1u << 25)))) {
+            int granted = 0;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+            granted = syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+#endif
+            if (granted && (edx7 & (1u << 22))) f |= PG_CPU_AMXBF16;
+            if (granted && (edx7 & (1u << 25))) f |= PG_CPU_AMXINT8;
+        }
     }
     caps->flags = f;
 

@@ -59,7 +59,7 @@ size_t pg_lowp_scratch(const pg_node *n, const pg_tensor *const *in)
     (void)n;
     size_t K = (size_t)in[1]->shape[0], M = rows_of(in[0], K);
     if (in[1]->layout == PG_LAYOUT_PACKED_BF16) {
-        size_t kp = (K + 1) & ~(size_t)1;
+        size_t kp = pg_bf16_kp(K);
         return pg_align_up(M * kp * 2) + 64;
     }
     size_t kp = (K + 3) & ~(size_t)3;
@@ -80,7 +80,7 @@ pg_status pg_lowp_matmul(pg_kctx *k, const float *bias, pg_act_kind act)
         return PG_OK;
     const pg_variant *gemm = k->bind->kern[0], *conv = k->bind->kern[2];
     if (bf16) {
-        size_t kp = (K + 1) & ~(size_t)1;
+        size_t kp = pg_bf16_kp(K);
         uint16_t *Ab = k->scratch;
         pg_bf16_convert_rows(conv, M, K, A, K, Ab, kp);
         int kact = act == PG_ACTK_RELU ? PG_ACT_RELU : act == PG_ACTK_GELU ? PG_ACT_GELU : PG_ACT_NONE;

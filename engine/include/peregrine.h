@@ -70,6 +70,8 @@ typedef enum pg_cpu_flag {
     PG_CPU_AVX512VNNI  = 1024,
     PG_CPU_AVXVNNI     = 2048,
     PG_CPU_AVX512BF16  = 4096,
+    PG_CPU_AMXBF16     = 8192,   /* AMX-TILE + AMX-BF16, and the OS lets this process use the tiles */
+    PG_CPU_AMXINT8     = 16384,  /* AMX-TILE + AMX-INT8, likewise */
     PG_CPU_NEON        = 65536,
     PG_CPU_DOTPROD     = 131072,
     PG_CPU_FP16        = 262144,

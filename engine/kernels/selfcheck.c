@@ -186,7 +186,7 @@ static int check_dwconv(const pg_variant *v, const pg_variant *r)
  * cvt_bf16): int8 and the converters bit for bit, bf16 products close. */
 static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_variant *r)
 {
-    enum { K = 20, NR = 32, MR = 12 };
+    enum { K = 64, NR = 32, MR = 32 };   /* K: a whole AMX step */
     float x[MR * K], b[K * NR], want[MR * NR], got[MR * NR];
     fill(x, MR * K, 11);
     fill(b, K * NR, 12);
@@ -222,7 +222,7 @@ static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_v
         if (!p || p->mr < 1 || p->mr > MR)
             return 0;
         _Alignas(64) uint8_t a[MR * K];
-        _Alignas(64) char pk[2048];
+        _Alignas(64) char pk[4096];
         float sa[MR], bias[NR];
         int32_t za[MR];
         if (pg_u8s8_packed_bytes(K, NR, 0) > sizeof pk)

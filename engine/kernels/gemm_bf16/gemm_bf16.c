@@ -13,14 +13,14 @@ static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
 size_t pg_bf16_packed_bytes(size_t K, size_t N)
 {
-    size_t kp = (K + 1) & ~(size_t)1;
+    size_t kp = pg_bf16_kp(K);
     size_t bytes = div_up(N, PG_BF16_NR) * kp * PG_BF16_NR * 2;
     return (bytes + 63) & ~(size_t)63;
 }
 
 void pg_bf16_pack_f32(size_t K, size_t N, const float *B, size_t ldb, uint16_t *dst)
 {
-    size_t kp = (K + 1) & ~(size_t)1;
+    size_t kp = pg_bf16_kp(K);
     memset(dst, 0, pg_bf16_packed_bytes(K, N));
     for (size_t k = 0; k < K; k++)
         for (size_t j = 0; j < N; j++)
@@ -30,7 +30,7 @@ void pg_bf16_pack_f32(size_t K, size_t N, const float *B, size_t ldb, uint16_t *
 
 float pg_bf16_packed_at(const uint16_t *packed, size_t K, size_t k, size_t j)
 {
-    size_t kp = (K + 1) & ~(size_t)1;
+    size_t kp = pg_bf16_kp(K);
     return pg_bf16_to_f32(packed[(j / PG_BF16_NR) * kp * PG_BF16_NR + (k / 2) * 2 * PG_BF16_NR +
                                  (j % PG_BF16_NR) * 2 + k % 2]);
 }
@@ -81,7 +81,7 @@ pg_status pg_bf16_gemm_packed(const pg_variant *v, size_t M, size_t N, size_t K,
                               const uint16_t *Ab, size_t ldab, const uint16_t *B, size_t col0,
                               const float *bias, int act, float *C, size_t ldc, int threads)
 {
-    size_t kp = (K + 1) & ~(size_t)1;
+    size_t kp = pg_bf16_kp(K);
     if (!v || !B)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_bf16_gemm_packed: NULL kernel or weights");
     if (col0 % PG_BF16_NR)

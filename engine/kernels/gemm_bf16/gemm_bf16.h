@@ -10,7 +10,8 @@
  * reference only in the order of the fp32 sums.
  *
  * Packed B (one layout for every variant, so no re-packing when the CPU
- * mask changes): K padded to kp = K rounded up to even (zeros), N to whole
+ * mask changes): K padded to kp = K rounded up to a multiple of 32 (zeros:
+ * one AMX tile step), N to whole
  * panels of PG_BF16_NR = 32 columns (zero columns).  Panel p holds columns
  * 32p .. 32p+31 as kp/2 rows of 32 pairs: pair row g, column j at element
  * 64 g + 2 j holds (b[2g][j], b[2g+1][j]) - what one vdpbf16ps / bfdot
@@ -19,7 +20,8 @@
  * Microkernel: one mr x nr tile (mr 1..MR, nr 1..32) of C from mr rows of
  * bf16 A (row i at a + i * lda elements, k readable elements each: the
  * driver's converted rows are padded with zeros to kp) and the k / 2 pair
- * rows of one panel (b: the panel start); k is even.  The epilogue is
+ * rows of one panel (b: the panel start); k is a multiple of the
+ * variant's kstep (2, or 32 for AMX; the driver passes kp).  The epilogue is
  * sgemm's (pg_sgemm_epilogue: accumulate flag, bias of the tile's first
  * column, act); no element outside the tile is read or written in C. */
 #ifndef PG_KERNELS_GEMM_BF16_H
@@ -34,11 +36,16 @@
 #define PG_BF16_NR 32
 
 typedef struct pg_bf16_params {
-    int mr, nr;
+    int mr, nr, kstep;
 } pg_bf16_params;
+
+/* K padded as the packed B and the converted A rows hold it */
+static inline size_t pg_bf16_kp(size_t K) { return (K + 31) & ~(size_t)31; }
 
 void pg_bf16_gemm_4x32_c(size_t mr, size_t nr, size_t k, const uint16_t *a, size_t lda,
                          const uint16_t *b, float *c, size_t ldc, const pg_sgemm_epilogue *ep);
+void pg_bf16_gemm_32x32_amx(size_t mr, size_t nr, size_t k, const uint16_t *a, size_t lda,
+                             const uint16_t *b, float *c, size_t ldc, const pg_sgemm_epilogue *ep);
 void pg_bf16_gemm_12x32_avx512bf16(size_t mr, size_t nr, size_t k, const uint16_t *a,
                                    size_t lda, const uint16_t *b, float *c, size_t ldc,
                                    const pg_sgemm_epilogue *ep);
@@ -64,7 +71,7 @@ float pg_bf16_packed_at(const uint16_t *packed, size_t K, size_t k, size_t j);
 void pg_bf16_convert_rows(const pg_variant *cvt, size_t M, size_t K, const float *A, size_t lda,
                           uint16_t *Ab, size_t ldab);
 /* C[M, N] = act(Ab . B[:, col0 : col0 + N] + bias) on the gemm_bf16
- * variant v; B packed for K (kp = K rounded up to even), Ntot columns in
+ * variant v; B packed for K (kp = pg_bf16_kp(K)), Ntot columns in
  * all; col0 a multiple of 32; act a pg_act (PG_ACT_NONE / RELU / GELU).
  * threads 0 = the default. */
 pg_status pg_bf16_gemm_packed(const pg_variant *v, size_t M, size_t N, size_t K,

@@ -3,14 +3,17 @@
 #include "gemm_bf16.h"
 
 #if defined(__x86_64__)
-static const pg_bf16_params p_12x32 = { 12, 32 };
+static const pg_bf16_params p_32x32 = { 32, 32, 32 };
+static const pg_bf16_params p_12x32 = { 12, 32, 2 };
 #define X86_AVX512BF16 (PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | \
                         PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_AVX512BF16)
 #endif
-static const pg_bf16_params p_4x32 = { 4, 32 };
+static const pg_bf16_params p_4x32 = { 4, 32, 2 };
 
 static const pg_variant gemm_variants[] = {
 #if defined(__x86_64__)
+    { "bf16_gemm_32x32_amx", "amx", X86_AVX512BF16 | PG_CPU_AMXBF16,
+      .fn = { .gemm_bf16 = pg_bf16_gemm_32x32_amx }, &p_32x32 },
     { "bf16_gemm_12x32_avx512bf16", "avx512bf16", X86_AVX512BF16,
       .fn = { .gemm_bf16 = pg_bf16_gemm_12x32_avx512bf16 }, &p_12x32 },
 #endif
