@@ -36,6 +36,7 @@
 PG_QGEMV_DECLARE(c)
 PG_QGEMV_DECLARE(4row_avx2)
 PG_QGEMV_DECLARE(4row_avxvnni)
+PG_QGEMV_DECLARE(4row_avx512vnni)
 PG_QGEMV_DECLARE(4row_neon)
 PG_QGEMV_DECLARE(4row_dotprod)
 
