@@ -371,6 +371,9 @@ def graph_seeds() -> dict[str, bytes]:
         "FusedAttention": Asm().input("t0", f32, (1, 2, 3, 4)).input("t1", f32, (1, 2, 3, 4))
         .input("t2", f32, (1, 2, 3, 4)).node("FusedAttention", ["t0", "t1", "t2"], ["t3"], name="n1")
         .attr(None, "causal", 1).attr(None, "scale", 0.5).output("t3"),
+        "Rotary": Asm().input("t0", f32, (1, 2, 3, 4)).init("t1", f32, np.full((1, 1, 3, 4), 0.5))
+        .init("t2", f32, np.full((1, 1, 3, 4), 0.25)).node("Rotary", ["t0", "t1", "t2"], ["t3"], name="n1")
+        .output("t3"),
     }
     i64 = "int64"
     progs.update({
