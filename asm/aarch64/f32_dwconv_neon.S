@@ -248,14 +248,31 @@ PG_FUNC(\name)
         ldr     q14, [x3, #512]
         ldr     q15, [x3, #576]
 .else
-        add     x17, x3, #64
-        ld1     {v7.4s, v8.4s, v9.4s, v10.4s}, [x17], #64
-        ld1     {v11.4s, v12.4s, v13.4s, v14.4s}, [x17], #64
-        ld1     {v15.4s, v16.4s, v17.4s, v18.4s}, [x17], #64
-        ld1     {v19.4s, v20.4s, v21.4s, v22.4s}, [x17], #64
-        ld1     {v23.4s, v24.4s, v25.4s, v26.4s}, [x17], #64
-        ld1     {v27.4s, v28.4s, v29.4s, v30.4s}, [x17], #64
-        ld1     {v31.4s}, [x17]
+        ldr     q7, [x3, #64]
+        ldr     q8, [x3, #128]
+        ldr     q9, [x3, #192]
+        ldr     q10, [x3, #256]
+        ldr     q11, [x3, #320]
+        ldr     q12, [x3, #384]
+        ldr     q13, [x3, #448]
+        ldr     q14, [x3, #512]
+        ldr     q15, [x3, #576]
+        ldr     q16, [x3, #640]
+        ldr     q17, [x3, #704]
+        ldr     q18, [x3, #768]
+        ldr     q19, [x3, #832]
+        ldr     q20, [x3, #896]
+        ldr     q21, [x3, #960]
+        ldr     q22, [x3, #1024]
+        ldr     q23, [x3, #1088]
+        ldr     q24, [x3, #1152]
+        ldr     q25, [x3, #1216]
+        ldr     q26, [x3, #1280]
+        ldr     q27, [x3, #1344]
+        ldr     q28, [x3, #1408]
+        ldr     q29, [x3, #1472]
+        ldr     q30, [x3, #1536]
+        ldr     q31, [x3, #1600]
 .endif
         DW_LOOPS \k, 0, .Ldw\k\()_next
 .Ldw\k\()_next:
