@@ -113,6 +113,9 @@ FAMILIES(f16_f32, f16, "f32", GEMM_8X1_ROW)
 FAMILIES(bf16_f32, bf16, "f32", GEMM_8X1_ROW)
 
 static const pg_variant quantize_q8_K[] = {
+#if defined(__x86_64__)
+    { "quantize_q8_K_avx512", "avx512", X86_AVX512, .fn = { .quantize = pg_quantize_row_q8_K_avx512 }, NULL },
+#endif
     { "quantize_q8_K_c", "c", 0, .fn = { .quantize = pg_quantize_row_q8_K_c }, NULL },
 };
 const pg_kernel_family pg_kernels_quantize_q8_K = {
