@@ -3,8 +3,14 @@
  * chains of vdpbf16ps zmm (16 x 64 = 1024 flops an iteration) and of
  * vpdpbusd zmm (16 x 128 = 2048 int8 ops an iteration).  Zero operands.
  *
+ * And the AMX tile unit's: 4 independent TDPBF16PS / TDPBUSD on full
+ * 16 x 64-byte tiles an iteration (4 x 16 x 16 x 32 x 2 = 65536 flops,
+ * 4 x 16 x 16 x 64 x 2 = 131072 int8 ops).
+ *
  * void pg_peak_bf16_avx512bf16(uint64_t iterations)     rdi
- * void pg_peak_vnni_avx512vnni(uint64_t iterations)     rdi */
+ * void pg_peak_vnni_avx512vnni(uint64_t iterations)     rdi
+ * void pg_peak_amx_bf16(uint64_t iterations)            rdi
+ * void pg_peak_amx_int8(uint64_t iterations)            rdi */
 #include "pg_asm.h"
 
 .macro ZERO16
@@ -71,6 +77,47 @@ PG_FUNC(pg_peak_vnni_avx512vnni)
 2:      vzeroupper
         ret
 PG_ENDFUNC(pg_peak_vnni_avx512vnni)
+
+.macro AMXLOOP op
+        ldtilecfg [rip + amx_cfg]
+        tilezero tmm0
+        tilezero tmm1
+        tilezero tmm2
+        tilezero tmm3
+        tilezero tmm4
+        tilezero tmm5
+        tilezero tmm6
+        tilezero tmm7
+        test    rdi, rdi
+        jz      2f
+        .p2align 5
+1:      \op     tmm0, tmm4, tmm6
+        \op     tmm1, tmm4, tmm7
+        \op     tmm2, tmm5, tmm6
+        \op     tmm3, tmm5, tmm7
+        dec     rdi
+        jnz     1b
+2:      tilerelease
+        ret
+.endm
+
+PG_FUNC(pg_peak_amx_bf16)
+        AMXLOOP tdpbf16ps
+PG_ENDFUNC(pg_peak_amx_bf16)
+
+PG_FUNC(pg_peak_amx_int8)
+        AMXLOOP tdpbusd
+PG_ENDFUNC(pg_peak_amx_int8)
+
+        PG_RODATA
+        .p2align 6
+amx_cfg:
+        .byte   1, 0
+        .zero   14
+        .short  64, 64, 64, 64, 64, 64, 64, 64
+        .zero   16
+        .byte   16, 16, 16, 16, 16, 16, 16, 16
+        .zero   8
 
 #if defined(__linux__) && defined(__ELF__)
         .section .note.GNU-stack, "", @progbits

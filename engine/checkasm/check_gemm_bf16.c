@@ -265,7 +265,7 @@ static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, si
         }
         double g = flops / best * 1e-9;
         printf("   bench %-34s driver %4zux%4zux%4zu (MxKxN) %d thread%s %8.2f GFLOP/s"
-               "  %5.1f%% of %d x 1-thread vdpbf16ps peak\n", var->name, M, K, N, t,
+               "  %5.1f%% of %d x 1-thread peak\n", var->name, M, K, N, t,
                t > 1 ? "s" : " ", g, 100.0 * g / (peak1 * t), t);
     }
 }
@@ -299,9 +299,11 @@ void checkasm_check_gemm_bf16(void)
         if (!check_tiles(op, v, &b) || !check_driver(op, v, &d))
             continue;
         if (checkasm_bench_enabled()) {
-            double peak = pg_measure_bf16_peak_gflops(1);
-            printf("   yardstick: vdpbf16ps peak, 1 thread %.2f GFLOP/s, 2 threads %.2f GFLOP/s\n",
-                   peak, pg_measure_bf16_peak_gflops(2));
+            int amx = !strcmp(op->variants[v].isa, "amx");
+            double peak = amx ? pg_measure_amx_bf16_peak_gflops(1) : pg_measure_bf16_peak_gflops(1);
+            printf("   yardstick: %s peak, 1 thread %.2f GFLOP/s, 2 threads %.2f GFLOP/s\n",
+                   amx ? "tdpbf16ps" : "vdpbf16ps",
+                   peak, amx ? pg_measure_amx_bf16_peak_gflops(2) : pg_measure_bf16_peak_gflops(2));
             static const size_t shapes[][3] = { { 128, 384, 384 }, { 128, 384, 1536 },
                                                 { 128, 1536, 384 }, { 1024, 384, 1536 },
                                                 { 512, 512, 512 } };

@@ -67,9 +67,9 @@ static int check_tiles(const pg_kernel_family *op, int v, ubufs *b)
     checkasm_set_funcs(op, v);
     const pg_u8s8_params *prm = op->variants[v].params;
     size_t MR = (size_t)prm->mr;
-    static const size_t ks[] = { 0, 4, 8, 12, 16, 20, 28, 64, 132 };
+    static const size_t ks[] = { 0, 4, 8, 12, 16, 20, 28, 64, 68, 132, 192 };
     static const size_t nrs[] = { 1, 2, 3, 5, 8, 15, 16, 17, 24, 31, 32 };
-    int nk = checkasm_small() ? 5 : PG_COUNTOF(ks);
+    int nk = checkasm_small() ? 10 : PG_COUNTOF(ks);
     for (size_t mr = 1; mr <= MR; mr++)
         for (int ni = 0; ni < PG_COUNTOF(nrs); ni++)
             for (int ki = 0; ki < nk; ki++)
@@ -225,7 +225,7 @@ static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, si
         }
         double g = ops / best * 1e-9;
         printf("   bench %-34s driver %4zux%4zux%4zu (MxKxN) %d thread%s %8.2f GOP/s"
-               "  %5.1f%% of %d x 1-thread vpdpbusd peak\n", var->name, M, K, N, t,
+               "  %5.1f%% of %d x 1-thread peak\n", var->name, M, K, N, t,
                t > 1 ? "s" : " ", g, 100.0 * g / (peak1 * t), t);
     }
 }
@@ -288,16 +288,17 @@ void checkasm_check_gemm_u8s8(void)
 {
     const pg_kernel_family *op = &pg_kernels_gemm_u8s8;
     ubufs b;
-    b.A = checkasm_alloc(16 * 300);
+    b.A = checkasm_alloc(32 * 300);
     b.B = checkasm_alloc(260 * 32);
+    /* MR up to 32 (AMX) */
     b.packed = checkasm_alloc(pg_u8s8_packed_bytes(260, 32, 1));
-    b.a_zero = checkasm_alloc(16 * 4);
-    b.row_corr = checkasm_alloc(16 * 4);
-    b.a_scale = checkasm_alloc_f32(16);
+    b.a_zero = checkasm_alloc(32 * 4);
+    b.row_corr = checkasm_alloc(32 * 4);
+    b.a_scale = checkasm_alloc_f32(32);
     b.bias = checkasm_alloc_f32(32);
     b.b_scale = checkasm_alloc_f32(32);
     b.b_zero = checkasm_alloc(32 * 4);
-    b.cap = 16 * 40 * 4;
+    b.cap = 32 * 40 * 4;
     b.cref = checkasm_alloc(b.cap);
     b.cbuf = checkasm_alloc(b.cap);
     size_t MM = 1024, NN = 1536 + 64, KK = 1536;
@@ -318,9 +319,11 @@ void checkasm_check_gemm_u8s8(void)
         if (!check_tiles(op, v, &b) || !check_driver(op, v, &d))
             continue;
         if (checkasm_bench_enabled()) {
-            double peak = pg_measure_vnni_peak_gops(1);
-            printf("   yardstick: vpdpbusd peak, 1 thread %.2f GOP/s, 2 threads %.2f GOP/s\n",
-                   peak, pg_measure_vnni_peak_gops(2));
+            int amx = !strcmp(op->variants[v].isa, "amx");
+            double peak = amx ? pg_measure_amx_int8_peak_gops(1) : pg_measure_vnni_peak_gops(1);
+            printf("   yardstick: %s peak, 1 thread %.2f GOP/s, 2 threads %.2f GOP/s\n",
+                   amx ? "tdpbusd" : "vpdpbusd",
+                   peak, amx ? pg_measure_amx_int8_peak_gops(2) : pg_measure_vnni_peak_gops(2));
             static const size_t shapes[][3] = { { 128, 384, 384 }, { 128, 384, 1536 },
                                                 { 128, 1536, 384 }, { 1024, 384, 1536 },
                                                 { 512, 512, 512 } };

@@ -502,6 +502,10 @@ PG_API double pg_measure_fma_peak_gflops(int threads);
  * where the CPU (or the mask) lacks AVX512-BF16 / AVX512-VNNI. */
 PG_API double pg_measure_bf16_peak_gflops(int threads);
 PG_API double pg_measure_vnni_peak_gops(int threads);
+/* The AMX tile unit's: TDPBF16PS / TDPBUSD on full tiles (-1.0 and an
+ * error without AMX, or without the OS's grant of the tile state). */
+PG_API double pg_measure_amx_bf16_peak_gflops(int threads);
+PG_API double pg_measure_amx_int8_peak_gops(int threads);
 
 /* ---- GGUF: model files, read-only and zero-copy ----------------------- */
 

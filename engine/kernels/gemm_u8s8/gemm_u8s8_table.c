@@ -3,6 +3,7 @@
 #include "gemm_u8s8.h"
 
 #if defined(__x86_64__)
+static const pg_u8s8_params p_32x32 = { 32, 32 };
 static const pg_u8s8_params p_12x32 = { 12, 32 };
 #endif
 static const pg_u8s8_params p_4x32 = { 4, 32 };
@@ -12,6 +13,8 @@ static const pg_u8s8_params p_4x32 = { 4, 32 };
 
 static const pg_variant gemm_variants[] = {
 #if defined(__x86_64__)
+    { "u8s8_gemm_32x32_amx", "amx", X86_AVX512 | PG_CPU_AVX512VNNI | PG_CPU_AMXINT8,
+      .fn = { .gemm_u8s8 = pg_u8s8_gemm_32x32_amx }, &p_32x32 },
     { "u8s8_gemm_12x32_avx512vnni", "avx512vnni", X86_AVX512 | PG_CPU_AVX512VNNI,
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_12x32_avx512vnni }, &p_12x32 },
 #endif

@@ -17,6 +17,8 @@
 #if defined(__x86_64__)
 void pg_peak_bf16_avx512bf16(uint64_t iterations);
 void pg_peak_vnni_avx512vnni(uint64_t iterations);
+void pg_peak_amx_bf16(uint64_t iterations);
+void pg_peak_amx_int8(uint64_t iterations);
 
 typedef struct lp_run {
     void (*fn)(uint64_t);
@@ -57,7 +59,7 @@ static double measure(void (*fn)(uint64_t), double ops_per_iter, uint64_t needs,
         return -1.0;
     }
     threads = pg_threads_resolve(threads);
-    uint64_t iters = 1 << 12;
+    uint64_t iters = 1 << 8;
     double t = timed(fn, iters, threads);
     while (t < 0.005 && iters < ((uint64_t)1 << 40)) {
         iters *= 4;
@@ -84,7 +86,33 @@ double pg_measure_vnni_peak_gops(int threads)
     return measure(pg_peak_vnni_avx512vnni, 2048.0, AVX512 | PG_CPU_AVX512VNNI, threads,
                    "pg_measure_vnni_peak_gops");
 }
+
+double pg_measure_amx_bf16_peak_gflops(int threads)
+{
+    return measure(pg_peak_amx_bf16, 65536.0, AVX512 | PG_CPU_AMXBF16, threads,
+                   "pg_measure_amx_bf16_peak_gflops");
+}
+
+double pg_measure_amx_int8_peak_gops(int threads)
+{
+    return measure(pg_peak_amx_int8, 131072.0, AVX512 | PG_CPU_AMXINT8, threads,
+                   "pg_measure_amx_int8_peak_gops");
+}
 #else
+double pg_measure_amx_bf16_peak_gflops(int threads)
+{
+    (void)threads;
+    pg_fail(PG_ERR_UNSUPPORTED, "pg_measure_amx_bf16_peak_gflops: no AMX on this architecture");
+    return -1.0;
+}
+
+double pg_measure_amx_int8_peak_gops(int threads)
+{
+    (void)threads;
+    pg_fail(PG_ERR_UNSUPPORTED, "pg_measure_amx_int8_peak_gops: no AMX on this architecture");
+    return -1.0;
+}
+
 double pg_measure_bf16_peak_gflops(int threads)
 {
     (void)threads;
