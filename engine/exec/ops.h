@@ -152,6 +152,8 @@ pg_status pg_exec_dequantize_linear(pg_kctx *k);
 pg_status pg_exec_dynamic_quantize_linear(pg_kctx *k);
 pg_status pg_exec_matmul_integer(pg_kctx *k);
 pg_status pg_exec_qlinear_matmul(pg_kctx *k);
+pg_status pg_exec_conv_integer(pg_kctx *k);
+pg_status pg_exec_qlinear_conv(pg_kctx *k);
 pg_status pg_exec_quant_matmul(pg_kctx *k);
 pg_status pg_bind_quant_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                                pg_binding *b);

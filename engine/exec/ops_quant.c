@@ -14,6 +14,7 @@
 #include "../core/alloc.h"
 #include "../core/error.h"
 #include "../kernels/gemm_u8s8/gemm_u8s8.h"
+#include "cnn.h"
 #include "elem.h"
 #include "ops.h"
 #include "parallel.h"
@@ -409,6 +410,120 @@ pg_status pg_exec_qlinear_matmul(pg_kctx *k)
             }
         }
     }
+    return PG_OK;
+}
+
+/* ---- ConvInteger, QLinearConv ------------------------------------------------------
+ * The int32 sum of (x - x_zp) (w - w_zp[m]) over one output element's window
+ * (padding contributes nothing: the zero point is subtracted first, as the
+ * ONNX reference does), geometry from pg_win_geometry (exec/cnn.h).  Plain
+ * loops: the oracle, one output element at a time. */
+typedef struct qconv {
+    pg_win w;
+    int64_t N, C, M, G, Cg, Mg, isz, osz, ksz;
+    pg_dtype xdt, wdt;
+    const void *X, *W, *XZ, *WZ;
+    int64_t wz_n;
+} qconv;
+
+static pg_status qconv_init(const pg_kctx *k, int iw, int ixz, int iwz, qconv *q)
+{
+    const pg_tensor *x = k->in[0], *wt = k->in[iw];
+    pg_status st = pg_win_geometry(k->node, PG_WIN_CONV, x->rank - 2, x->shape + 2, wt->shape + 2, &q->w);
+    if (st)
+        return st;
+    q->N = x->shape[0];
+    q->C = x->shape[1];
+    q->M = wt->shape[0];
+    q->G = pg_ir_attr_int(k->node, "group", 1);
+    q->Cg = q->C / q->G;
+    q->Mg = q->M / q->G;
+    q->isz = q->w.in[0] * q->w.in[1] * q->w.in[2];
+    q->osz = q->w.out[0] * q->w.out[1] * q->w.out[2];
+    q->ksz = q->w.k[0] * q->w.k[1] * q->w.k[2];
+    q->xdt = x->dtype;
+    q->wdt = wt->dtype;
+    q->X = k->x[0];
+    q->W = k->x[iw];
+    q->XZ = k->n_in > ixz ? k->x[ixz] : NULL;
+    q->WZ = k->n_in > iwz ? k->x[iwz] : NULL;
+    q->wz_n = q->WZ ? pg_tensor_numel(k->in[iwz]) : 1;
+    return PG_OK;
+}
+
+static int32_t qconv_acc(const qconv *q, int64_t n, int64_t m, int64_t od, int64_t oh, int64_t ow)
+{
+    const pg_win *w = &q->w;
+    int64_t g = m / q->Mg;
+    int32_t xz = q->XZ ? (int32_t)pg_ld_i(q->xdt, q->XZ, 0) : 0;
+    int32_t wz = q->WZ ? (int32_t)pg_ld_i(q->wdt, q->WZ, q->wz_n == 1 ? 0 : m) : 0;
+    uint32_t acc = 0;   /* wraps as int32 would, without undefined overflow */
+    for (int64_t c = 0; c < q->Cg; c++) {
+        int64_t xb = (n * q->C + g * q->Cg + c) * q->isz, wb = (m * q->Cg + c) * q->ksz;
+        for (int64_t kd = 0; kd < w->k[0]; kd++) {
+            int64_t id = od * w->stride[0] - w->lo[0] + kd * w->dil[0];
+            if (id < 0 || id >= w->in[0])
+                continue;
+            for (int64_t kh = 0; kh < w->k[1]; kh++) {
+                int64_t ih = oh * w->stride[1] - w->lo[1] + kh * w->dil[1];
+                if (ih < 0 || ih >= w->in[1])
+                    continue;
+                for (int64_t kw = 0; kw < w->k[2]; kw++) {
+                    int64_t iw = ow * w->stride[2] - w->lo[2] + kw * w->dil[2];
+                    if (iw < 0 || iw >= w->in[2])
+                        continue;
+                    int32_t xv = (int32_t)pg_ld_i(q->xdt, q->X, xb + (id * w->in[1] + ih) * w->in[2] + iw) - xz;
+                    int32_t wv = (int32_t)pg_ld_i(q->wdt, q->W, wb + (kd * w->k[1] + kh) * w->k[2] + kw) - wz;
+                    acc += (uint32_t)(xv * wv);
+                }
+            }
+        }
+    }
+    return (int32_t)acc;
+}
+
+#define QCONV_FOR_EACH(q, BODY)                                                        \
+    for (int64_t n_ = 0, o_ = 0; n_ < (q).N; n_++)                                    \
+        for (int64_t m_ = 0; m_ < (q).M; m_++)                                        \
+            for (int64_t od_ = 0; od_ < (q).w.out[0]; od_++)                          \
+                for (int64_t oh_ = 0; oh_ < (q).w.out[1]; oh_++)                      \
+                    for (int64_t ow_ = 0; ow_ < (q).w.out[2]; ow_++, o_++) {          \
+                        int32_t acc_ = qconv_acc(&(q), n_, m_, od_, oh_, ow_);        \
+                        BODY;                                                          \
+                    }
+
+pg_status pg_exec_conv_integer(pg_kctx *k)
+{
+    qconv q;
+    pg_status st = qconv_init(k, 1, 2, 3, &q);
+    if (st)
+        return st;
+    int32_t *Y = k->y[0];
+    QCONV_FOR_EACH(q, Y[o_] = acc_)
+    return PG_OK;
+}
+
+/* y = saturate(rint((acc + B[m]) * (x_scale * w_scale[m] / y_scale)) + y_zp),
+ * the multiplier in float32 and the product in double (the ONNX reference). */
+pg_status pg_exec_qlinear_conv(pg_kctx *k)
+{
+    qconv q;
+    pg_status st = qconv_init(k, 3, 2, 5, &q);
+    if (st)
+        return st;
+    const pg_tensor *y = k->out[0];
+    const float *SX = k->x[1], *SW = k->x[4];
+    float sy = *(const float *)k->x[6];
+    int64_t sw_n = pg_tensor_numel(k->in[4]);
+    const int32_t *B = k->n_in > 8 ? k->x[8] : NULL;
+    const void *ZY = k->n_in > 7 ? k->x[7] : NULL;
+    int32_t zy = ZY ? (int32_t)pg_ld_i(k->in[7]->dtype, ZY, 0) : 0;
+    int32_t lo = q_lo(y->dtype), hi = q_hi(y->dtype);
+    QCONV_FOR_EACH(q, {
+        float mult = SX[0] * SW[sw_n == 1 ? 0 : m_] / sy;
+        int32_t a = (int32_t)((uint32_t)acc_ + (uint32_t)(B ? B[m_] : 0));
+        st_q8(y->dtype, k->y[0], o_, q_round((double)a * (double)mult, zy, lo, hi));
+    })
     return PG_OK;
 }
 

@@ -103,6 +103,8 @@ pg_status pg_infer_dequantize_linear(pg_infer_ctx *c);
 pg_status pg_infer_dynamic_quantize_linear(pg_infer_ctx *c);
 pg_status pg_infer_matmul_integer(pg_infer_ctx *c);
 pg_status pg_infer_qlinear_matmul(pg_infer_ctx *c);
+pg_status pg_infer_conv_integer(pg_infer_ctx *c);
+pg_status pg_infer_qlinear_conv(pg_infer_ctx *c);
 pg_status pg_infer_quant_matmul(pg_infer_ctx *c);
 
 #endif /* PG_GRAPH_INFER_H */

@@ -1,7 +1,7 @@
 /* infer_quant.c - shape rules of the quantisation ops (ops_quant.c runs
  * them): QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
- * MatMulInteger, QLinearMatMul, and QuantMatMul, the int8 product the
- * quant_fusion pass makes of them (engine/passes/fuse_quant.c).
+ * MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv, and QuantMatMul,
+ * the int8 product the quant_fusion pass makes of them (engine/passes/fuse_quant.c).
  *
  * Element types: the quantised side is uint8 or int8 (DequantizeLinear also
  * reads int32, as quantised biases are), the real side float32.  The other
@@ -12,6 +12,7 @@
  * dim) and, with block_size > 0, blocked (x's rank, x's dims except
  * ceil(dim / block_size) on `axis`). */
 #include "../exec/elem.h"
+#include "../exec/cnn.h"
 #include "../exec/ops.h"
 #include "../kernels/gemm_u8s8/gemm_u8s8.h"
 #include "infer.h"
@@ -281,4 +282,68 @@ pg_status pg_infer_quant_matmul(pg_infer_ctx *c)
     shape[a->rank - 1] = N;
     pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, a->rank, shape);
     return PG_OK;
+}
+
+/* ---- ConvInteger, QLinearConv (NCHW, the geometry of exec/cnn.h) -------- */
+
+/* X (slot 0) [N, C, in...] and W (slot iw) [M, C / group, k...], both 8-bit;
+ * the output [N, M, out...] of dtype dt. */
+static pg_status conv_shape(pg_infer_ctx *c, int iw, pg_dtype dt)
+{
+    const pg_tensor *x = c->in[0], *w = c->in[iw];
+    if (x->rank < 3 || x->rank > 2 + PG_CNN_MAX_SPATIAL || w->rank != x->rank)
+        return FAIL(PG_ERR_SHAPE, "x '%s' (rank %d) and w '%s' (rank %d) must be NCHW-like of the same "
+                    "rank, 1 to 3 spatial dims", x->name, x->rank, w->name, w->rank);
+    int64_t G = pg_ir_attr_int(c->n, "group", 1), C = x->shape[1], M = w->shape[0];
+    if (G < 1 || (C > 0 && G > C) || C % G || M % G || w->shape[1] * G != C)
+        return FAIL(PG_ERR_SHAPE, "group %lld does not fit x's %lld channels and w '%s' [%lld, %lld, ...]",
+                    (long long)G, (long long)C, w->name, (long long)M, (long long)w->shape[1]);
+    int cnt = 0;
+    const int64_t *ks = pg_ir_attr_ints(c->n, "kernel_shape", &cnt);
+    for (int i = 0; ks && i < cnt; i++)
+        if (cnt != w->rank - 2 || ks[i] != w->shape[2 + i])
+            return FAIL(PG_ERR_SHAPE, "attribute 'kernel_shape' does not match w '%s'", w->name);
+    pg_win win;
+    pg_status st = pg_win_geometry(c->n, PG_WIN_CONV, x->rank - 2, x->shape + 2, w->shape + 2, &win);
+    if (st)
+        return st;
+    int64_t shape[PG_MAX_RANK] = { x->shape[0], M };
+    for (int d = 0; d < win.nsp; d++)
+        shape[2 + d] = win.out[3 - win.nsp + d];
+    pg_infer_set_out(c, 0, dt, x->rank, shape);
+    return PG_OK;
+}
+
+/* x, w, x_zero_point, w_zero_point (one, or one per output channel) */
+pg_status pg_infer_conv_integer(pg_infer_ctx *c)
+{
+    pg_status st;
+    if ((st = check_q8_operand(c, 0, 2, 0, "x")) || (st = check_q8_operand(c, 1, 3, c->in[1]->rank >= 1 ?
+                                                                              c->in[1]->shape[0] : 0, "w")))
+        return st;
+    return conv_shape(c, 1, PG_DTYPE_INT32);
+}
+
+/* x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B (int32 [M], optional) */
+pg_status pg_infer_qlinear_conv(pg_infer_ctx *c)
+{
+    for (int i = 0; i < 8; i++)
+        if (i != 2 && i != 5 && i != 7 && !pg_infer_has_in(c, i))
+            return FAIL(PG_ERR_GRAPH, "input %d is missing", i);
+    int64_t M = c->in[3]->rank >= 1 ? c->in[3]->shape[0] : 0;
+    pg_status st;
+    if ((st = check_q8_operand(c, 0, 2, 0, "x")) || (st = check_q8_operand(c, 3, 5, M, "w")) ||
+        (st = check_f32_scalar(c, 1, 0, "x_scale")) || (st = check_f32_scalar(c, 4, M, "w_scale")) ||
+        (st = check_f32_scalar(c, 6, 0, "y_scale")))
+        return st;
+    pg_dtype ydt = pg_infer_has_in(c, 7) ? c->in[7]->dtype : c->in[0]->dtype;
+    if (!is_q8(ydt) || (pg_infer_has_in(c, 7) && pg_tensor_numel(c->in[7]) != 1))
+        return FAIL(PG_ERR_UNSUPPORTED, "y_zero_point must be one uint8 or int8 value");
+    if (pg_infer_has_in(c, 8)) {
+        const pg_tensor *b = c->in[8];
+        if (b->dtype != PG_DTYPE_INT32 || b->rank != 1 || b->shape[0] != M)
+            return FAIL(PG_ERR_GRAPH, "bias '%s' must be int32 [%lld]", b->name, (long long)M);
+    }
+    /* conv_shape reads w from slot 3 */
+    return conv_shape(c, 3, ydt);
 }
