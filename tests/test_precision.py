@@ -137,7 +137,7 @@ def test_int8_dynamic_equals_its_own_definition(mlp):
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
-LEVELS = ["c", "avx2", "avx512", "avx512vnni", "avx512bf16"]
+LEVELS = ["c", "avx2", "avx512", "avx512vnni", "avx512bf16", "amx"]
 
 
 @pytest.mark.skipif(not (HAS_BF16 or HAS_VNNI), reason="no low-precision kernel on this CPU")
