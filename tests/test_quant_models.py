@@ -3,7 +3,7 @@ Peregrine against ONNX Runtime and against the float model.
 
 tests/models/make_quant_models.py builds an MLP and a BERT-style encoder
 (make_models.py's builder) with random weights, quantises each with
-quantize_dynamic (QInt8 and QUInt8 weights) and quantize_static in the QDQ
+quantize_dynamic (QInt8 and QUInt8 weights, QInt8 per channel) and quantize_static in the QDQ
 format (int8 per tensor, int8 per channel, uint8), and writes ORT's outputs
 (ORT_DISABLE_ALL: op by op as the file says) of every variant on 3 input
 sets.  A session fixture runs it once into a temporary folder

@@ -21,6 +21,8 @@ Each is written as ``DIR/<model>-fp32.onnx`` and quantised into
   + MatMulInteger + Cast + Mul chains; embeddings as uint8 Gather +
   DequantizeLinear);
 - ``<model>-dyn-u8``: quantize_dynamic, QUInt8 weights;
+- ``<model>-dyn-pc``: quantize_dynamic, QInt8 weights with per-channel
+  scales;
 - ``<model>-qdq``: quantize_static in the QDQ format (QuantizeLinear /
   DequantizeLinear pairs around every quantised op, int8 weights per
   tensor, int32 biases), calibrated on random inputs (MinMax);
@@ -56,7 +58,7 @@ mm = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(mm)     # plain data at import; torch only inside build()
 
 MODELS = ("mlp", "bert")
-VARIANTS = ("fp32", "dyn-s8", "dyn-u8", "qdq", "qdq-pc", "qdq-u8")
+VARIANTS = ("fp32", "dyn-s8", "dyn-u8", "dyn-pc", "qdq", "qdq-pc", "qdq-u8")
 MLP_BATCHES = (1, 4, 16)
 OPSET = 17
 
@@ -149,6 +151,8 @@ def quantise(src: str, out_dir: str, model: str, calib: list[dict]) -> None:
         warnings.simplefilter("ignore")
         quantize_dynamic(src, os.path.join(out_dir, file_name(model, "dyn-s8")), weight_type=QuantType.QInt8)
         quantize_dynamic(src, os.path.join(out_dir, file_name(model, "dyn-u8")), weight_type=QuantType.QUInt8)
+        quantize_dynamic(src, os.path.join(out_dir, file_name(model, "dyn-pc")), weight_type=QuantType.QInt8,
+                         per_channel=True)
         for variant, per_channel, qt in (("qdq", False, QuantType.QInt8), ("qdq-pc", True, QuantType.QInt8),
                                          ("qdq-u8", False, QuantType.QUInt8)):
             quantize_static(src, os.path.join(out_dir, file_name(model, variant)), Reader(list(calib)),
