@@ -192,6 +192,7 @@ def test_conv_weight_channels_mismatch_is_a_shape_error_naming_the_node():
     ("ConvTranspose", dict(output_shape=[16, 16], pads=[2, 2, 2, 2], strides=[2, 2]), ["x", "wt"],
      ["output_shape"]),
     ("DepthToSpace", dict(blocksize=2, mode="RDC"), ["x"], ["mode"]),
+    ("MaxPool", dict(kernel_shape=[2, 2], pads=[2, 0, 2, 0]), ["x"], ["pads"]),
 ])
 def test_unsupported_attribute_names_node_and_attribute(op, attrs, inputs, words):
     """An attribute combination the engine does not implement is an

@@ -75,8 +75,9 @@ pg_status pg_exec_pool(pg_kctx *k)
                         acc = (cip ? n_pad : n_in) > 0 ? acc / (cip ? n_pad : n_in) : 0.0;
                     if (pg_dt_is_float(dt))
                         pg_st_f(dt, Y, o, acc);
-                    else   /* int8 / uint8 MaxPool: acc is one of the inputs */
-                        pg_st_i(dt, Y, o, (int64_t)acc);
+                    else   /* int8 / uint8 MaxPool: acc is one of the inputs, or the
+                            * type's least value for a window all in the pads */
+                        pg_st_i(dt, Y, o, arg >= 0 ? (int64_t)acc : dt == PG_DTYPE_INT8 ? -128 : 0);
                     if (I)
                         I[o] = arg;
                 }

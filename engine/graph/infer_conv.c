@@ -160,6 +160,10 @@ pg_status pg_win_geometry(const pg_node *n, int kind, int nsp, const int64_t *in
         } else {
             if (apm == AP_VALID)
                 lo = hi = 0;
+            if (kind == PG_WIN_POOL && (lo >= eff || hi >= eff))   /* a window all in the pads */
+                return node_fail(n, PG_ERR_UNSUPPORTED, "attribute 'pads' (%lld, %lld) on spatial dim %d is "
+                                 "not supported: pads must be smaller than the kernel extent %lld",
+                                 (long long)lo, (long long)hi, i, (long long)eff);
             int64_t num = in[i] + lo + hi - eff;
             if (num < 0)
                 return node_fail(n, PG_ERR_SHAPE, "the kernel (extent %lld with dilation) is larger than "
