@@ -163,6 +163,8 @@ GEOMETRIES = [
     (32, 14, 14, 64, 1, 1, 0, 1, 1),    # 1x1: the input rows as panels
     (16, 20, 20, 32, 1, 2, 0, 1, 1),    # 1x1 stride 2: gathered
     (3, 30, 30, 16, 7, 2, 3, 1, 1),     # ResNet's 7x7 stem
+    (3, 31, 29, 8, 7, 2, 3, 1, 1),      # the stem on odd sizes (even/odd column split)
+    (8, 13, 15, 8, 3, 2, 2, 1, 2),      # stride 2 with dilation 2
     (8, 12, 12, 12, 3, 1, 2, 1, 2),     # dilation 2
     (64, 7, 7, 100, 3, 1, 1, 1, 1),     # 49 pixels: panels past the end
     (24, 9, 11, 24, 3, 1, 1, 24, 1),    # depthwise 3x3

@@ -126,6 +126,18 @@ static size_t slice_floats(int form, const pg_variant *v, const pg_tensor *x, co
            pg_dwconv_packed_floats(OW, (int)w->k[1], (int)w->k[2]);
 }
 
+/* The GEMM form at horizontal stride 2 gathers from a copy of the input
+ * with every row split into its even and odd columns (row iy of channel c
+ * at (c IH + iy) 2L, the odd half L floats on, L = ceil(IW / 2)), so each
+ * run of an im2col row is one contiguous copy. */
+static size_t deint_floats(int form, const pg_tensor *x, const pg_win *w)
+{
+    if (form != CONV_GEMM || w->stride[2] != 2)
+        return 0;
+    size_t L = (size_t)(w->in[2] + 1) / 2;
+    return (size_t)(x->shape[0] * x->shape[1]) * (size_t)w->in[1] * 2 * L;
+}
+
 static int fits_nr(const pg_variant *v, const void *ctx)
 {
     (void)ctx;
@@ -174,7 +186,7 @@ size_t pg_scratch_conv(const pg_node *n, const pg_tensor *const *in, const pg_te
     int form = conv_form(n, x, wt, &w);
     size_t slice = pg_align_up(slice_floats(form, b->kern[0], x, wt, &w) * sizeof(float));
     int t = threads > PG_MAX_THREADS ? PG_MAX_THREADS : threads < 1 ? 1 : threads;
-    return slice * (size_t)t + 64;
+    return pg_align_up(deint_floats(form, x, &w) * sizeof(float)) + slice * (size_t)t + 64;
 }
 
 /* ---- the activation after a tile / plane ---------------------------------- */
@@ -223,6 +235,7 @@ typedef struct gemm_conv {
     size_t C, M, K, P;          /* channels in, out; K = C kh kw; P = output pixels */
     size_t mr, nr, kc, block;   /* block: pixels per task (whole panels) */
     size_t blocks, tasks, workers;
+    const float *deint;         /* stride 2: the input's rows split even / odd, or NULL */
     char *scratch;
     size_t slice_bytes;
     conv_epi e;
@@ -230,7 +243,8 @@ typedef struct gemm_conv {
 
 /* im2col of pixels [j0, j0 + cnt) of image x into nr-column panels at dst
  * (row k of panel q at dst + q K nr + k nr; columns past cnt zero). */
-static void im2col_panels(const gemm_conv *g, const float *x, size_t j0, size_t cnt, float *dst)
+static void im2col_panels(const gemm_conv *g, const float *x, const float *xd, size_t j0, size_t cnt,
+                          float *dst)
 {
     const pg_win *w = g->w;
     size_t nr = g->nr, K = g->K;
@@ -288,9 +302,14 @@ static void im2col_panels(const gemm_conv *g, const float *x, size_t j0, size_t 
                             float *d = o + t;   /* d[q - a]: pixel q of this run */
                             for (int64_t q = a; q < vlo; q++)
                                 d[q - a] = 0.0f;
-                            if (sx == 1)
+                            if (sx == 1) {
                                 memcpy(d + (vlo - a), xr + vlo + off, (size_t)(vhi - vlo) * sizeof(float));
-                            else
+                            } else if (xd) {
+                                /* column 2q + off: the even or odd half at q + off / 2 */
+                                int64_t L = (IW + 1) / 2, par = off & 1, h = (off - par) / 2;
+                                const float *src = xd + ((int64_t)c * IH + iy) * 2 * L + par * L + h;
+                                memcpy(d + (vlo - a), src + vlo, (size_t)(vhi - vlo) * sizeof(float));
+                            } else
                                 for (int64_t q = vlo; q < vhi; q++)
                                     d[q - a] = xr[q * sx + off];
                             for (int64_t q = vhi; q < e; q++)
@@ -313,9 +332,12 @@ static void gemm_worker(void *ctx, size_t worker)
     for (size_t task = worker; task < g->tasks; task += g->workers) {
         size_t img = task / g->blocks, blk = task % g->blocks;
         size_t j0 = blk * g->block, cnt = P - j0 < g->block ? P - j0 : g->block;
-        const float *x = g->X + img * g->C * (size_t)(g->w->in[1] * g->w->in[2]);
+        size_t isz = (size_t)(g->w->in[1] * g->w->in[2]);
+        const float *x = g->X + img * g->C * isz;
+        const float *xd = g->deint ? g->deint + img * g->C * (size_t)g->w->in[1] * 2 *
+                                                  (size_t)((g->w->in[2] + 1) / 2) : NULL;
         float *y = g->Y + img * g->M * P;
-        im2col_panels(g, x, j0, cnt, panels);
+        im2col_panels(g, x, xd, j0, cnt, panels);
         size_t npan = (cnt + nr - 1) / nr;
         for (size_t i = 0; i < g->M; i += mr) {
             size_t h = g->M - i < mr ? g->M - i : mr;
@@ -377,10 +399,30 @@ static pg_status conv_gemm(pg_kctx *k, const pg_win *w, const conv_epi *e)
     g.slice_bytes = pg_align_up(g.K * g.block * sizeof(float));
     double flops = 2.0 * (double)g.M * (double)g.K * (double)g.P * (double)x->shape[0];
     g.workers = pick_workers(k, g.tasks, flops);
-    if (!k->scratch || k->scratch_bytes < g.slice_bytes * g.workers)
+    size_t dbytes = pg_align_up(deint_floats(CONV_GEMM, x, w) * sizeof(float));
+    if (!k->scratch || k->scratch_bytes < dbytes + g.slice_bytes * g.workers)
         return pg_fail(PG_ERR_INTERNAL, "node '%s': conv scratch %zu bytes, needs %zu", k->node->name,
-                       k->scratch_bytes, g.slice_bytes * g.workers);
-    g.scratch = k->scratch;
+                       k->scratch_bytes, dbytes + g.slice_bytes * g.workers);
+    g.scratch = (char *)k->scratch + dbytes;
+    if (dbytes) {
+        /* split every input row into its even and odd columns */
+        float *d = k->scratch;
+        size_t IW = (size_t)w->in[2], L = (IW + 1) / 2;
+        size_t rows = (size_t)(x->shape[0] * x->shape[1] * w->in[1]);
+        for (size_t r = 0; r < rows; r++) {
+            const float *xr = g.X + r * IW;
+            float *e = d + r * 2 * L, *o = e + L;
+            for (size_t j = 0; j < IW / 2; j++) {
+                e[j] = xr[2 * j];
+                o[j] = xr[2 * j + 1];
+            }
+            if (IW & 1) {
+                e[L - 1] = xr[IW - 1];
+                o[L - 1] = 0.0f;
+            }
+        }
+        g.deint = d;
+    }
     if (g.workers > 1)
         pg_parallel_for(g.workers, gemm_worker, &g, (int)g.workers);
     else
@@ -422,14 +464,22 @@ static void dw_worker(void *ctx, size_t worker)
                     memset(o, 0, (size_t)OW * sizeof(float));
                     continue;
                 }
+                /* o[t] = x[iy][t sx + off]: zeros, the columns inside, zeros */
                 const float *xr = x + iy * IW;
-                int64_t ix = kx * w->dil[2] - w->lo[2], sx = w->stride[2];
-                if (sx == 1 && ix >= 0 && ix + OW <= IW) {
-                    memcpy(o, xr + ix, (size_t)OW * sizeof(float));
-                } else {
-                    for (int64_t t = 0; t < OW; t++, ix += sx)
-                        o[t] = ix >= 0 && ix < IW ? xr[ix] : 0.0f;
-                }
+                int64_t sx = w->stride[2], off = kx * w->dil[2] - w->lo[2];
+                int64_t vlo = off >= 0 ? 0 : (-off + sx - 1) / sx;
+                int64_t vhi = IW - off <= 0 ? 0 : (IW - off + sx - 1) / sx;
+                vlo = vlo > OW ? OW : vlo;
+                vhi = vhi < vlo ? vlo : vhi > OW ? OW : vhi;
+                for (int64_t t = 0; t < vlo; t++)
+                    o[t] = 0.0f;
+                if (sx == 1)
+                    memcpy(o + vlo, xr + vlo + off, (size_t)(vhi - vlo) * sizeof(float));
+                else
+                    for (int64_t t = vlo; t < vhi; t++)
+                        o[t] = xr[t * sx + off];
+                for (int64_t t = vhi; t < OW; t++)
+                    o[t] = 0.0f;
             }
         }
         /* this plane's taps and bias in every lane of every group */
