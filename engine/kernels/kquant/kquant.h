@@ -78,8 +78,15 @@ PG_KQ_UKR8_DECLARE(q6_K_q8_K)
 PG_KQ_UKR8_DECLARE(f16_f32)
 PG_KQ_UKR8_DECLARE(bf16_f32)
 PG_KQ_DECLARE_ALL(PG_KQ_GEMM_DECLARE, rows_avx512vnni)
-PG_KQ_DECLARE_ALL(PG_KQ_GEMV_DECLARE, 4row_dotprod)
-PG_KQ_DECLARE_ALL(PG_KQ_GEMM_DECLARE, rows_dotprod)
+/* AArch64: one row at a time (x's super-block in registers) */
+PG_KQ_GEMV_DECLARE(q4_K_q8_K, 1row_dotprod)
+PG_KQ_GEMV_DECLARE(q6_K_q8_K, 1row_dotprod)
+PG_KQ_GEMV_DECLARE(f16_f32, 1row_neon)
+PG_KQ_GEMV_DECLARE(bf16_f32, 1row_neon)
+PG_KQ_GEMM_DECLARE(q4_K_q8_K, rows_dotprod)
+PG_KQ_GEMM_DECLARE(q6_K_q8_K, rows_dotprod)
+PG_KQ_GEMM_DECLARE(f16_f32, rows_neon)
+PG_KQ_GEMM_DECLARE(bf16_f32, rows_neon)
 
 extern const pg_kernel_family pg_kernels_quantize_q8_K;
 extern const pg_kernel_family pg_kernels_qgemv_q4_K, pg_kernels_qgemv_q5_K, pg_kernels_qgemv_q6_K,

@@ -16,6 +16,7 @@
 
 #define ROWS_TILE_BYTES ((size_t)48 << 10)
 
+#if defined(__x86_64__)
 /* The 8 x 1 GEMM: the asm microkernel takes eight rows of X against a tile
  * of W's rows; the rows of X past the last multiple of 8 run the GEMV. */
 typedef void (*ukr8_fn)(size_t N, size_t K, const void *W, size_t ldw, const void *X, size_t ldx,
@@ -37,7 +38,10 @@ static void gemm_8x1(ukr8_fn ukr8, pg_qgemv_fn gemv, size_t M, size_t N, size_t 
     }
 }
 
-/* The rows form (AVX2): every row of X runs the GEMV over the tile. */
+#endif
+
+#if defined(__x86_64__) || defined(__aarch64__)
+/* The rows form (AVX2, AArch64): every row of X runs the GEMV over the tile. */
 static void gemm_rows(pg_qgemv_fn gemv, size_t M, size_t N, size_t K, const void *W, size_t ldw,
                       const void *X, size_t ldx, float *C, size_t ldc)
 {
@@ -51,13 +55,16 @@ static void gemm_rows(pg_qgemv_fn gemv, size_t M, size_t N, size_t K, const void
     }
 }
 
-#define GEMM_ROWS(t, isa)                                                                   \
+#define GEMM_ROWS_OF(t, isa, gemv)                                                          \
     void pg_##t##_gemm_rows_##isa(size_t M, size_t N, size_t K, const void *W, size_t ldw,  \
                                   const void *X, size_t ldx, float *C, size_t ldc)          \
     {                                                                                       \
-        gemm_rows(pg_##t##_gemv_4row_##isa, M, N, K, W, ldw, X, ldx, C, ldc);               \
+        gemm_rows(gemv, M, N, K, W, ldw, X, ldx, C, ldc);                                   \
     }
+#define GEMM_ROWS(t, isa) GEMM_ROWS_OF(t, isa, pg_##t##_gemv_4row_##isa)
+#endif
 
+#if defined(__x86_64__)
 #define GEMM_8X1(t, isa)                                                                    \
     void pg_##t##_gemm_8x1_##isa(size_t M, size_t N, size_t K, const void *W, size_t ldw,   \
                                  const void *X, size_t ldx, float *C, size_t ldc)           \
@@ -65,6 +72,8 @@ static void gemm_rows(pg_qgemv_fn gemv, size_t M, size_t N, size_t K, const void
         gemm_8x1(pg_##t##_gemm_ukr_8x1_##isa, pg_##t##_gemv_4row_##isa, M, N, K, W, ldw, X, \
                  ldx, C, ldc);                                                              \
     }
+
+#endif
 
 #define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_F16C)
 #define X86_AVX512 (X86_AVX2 | PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL)
@@ -85,18 +94,44 @@ PG_KQ_DECLARE_ALL(GEMM_ROWS, avx2)
     { #t "_gemm_8x1_avx512vnni", "avx512vnni", X86_AVX512VNNI,                              \
       .fn = { .qgemm = pg_##t##_gemm_8x1_avx512vnni }, NULL },                              \
     { #t "_gemm_rows_avx2", "avx2", X86_AVX2, .fn = { .qgemm = pg_##t##_gemm_rows_avx2 }, NULL },
+#elif defined(__aarch64__)
+GEMM_ROWS_OF(q4_K_q8_K, dotprod, pg_q4_K_q8_K_gemv_1row_dotprod)
+GEMM_ROWS_OF(q6_K_q8_K, dotprod, pg_q6_K_q8_K_gemv_1row_dotprod)
+GEMM_ROWS_OF(f16_f32, neon, pg_f16_f32_gemv_1row_neon)
+GEMM_ROWS_OF(bf16_f32, neon, pg_bf16_f32_gemv_1row_neon)
+#define A64_DOTPROD (PG_CPU_NEON | PG_CPU_DOTPROD)
+#define GEMV_ROWS_K(t)                                                                      \
+    { #t "_gemv_1row_dotprod", "dotprod", A64_DOTPROD,                                      \
+      .fn = { .qgemv = pg_##t##_gemv_1row_dotprod }, NULL },
+#define GEMM_ROWS_K(t)                                                                      \
+    { #t "_gemm_rows_dotprod", "dotprod", A64_DOTPROD,                                      \
+      .fn = { .qgemm = pg_##t##_gemm_rows_dotprod }, NULL },
+#define GEMV_ROWS_H(t)                                                                      \
+    { #t "_gemv_1row_neon", "neon", PG_CPU_NEON, .fn = { .qgemv = pg_##t##_gemv_1row_neon }, NULL },
+#define GEMM_ROWS_H(t)                                                                      \
+    { #t "_gemm_rows_neon", "neon", PG_CPU_NEON, .fn = { .qgemm = pg_##t##_gemm_rows_neon }, NULL },
+#define GEMV_ROWS(t)
+#define GEMM_8X1_ROW(t)
 #else
 #define GEMM_8X1_ROW(t)
 #define GEMV_ROWS(t)
 #endif
+#ifndef GEMV_ROWS_K
+#define GEMV_ROWS_K(t)
+#define GEMM_ROWS_K(t)
+#define GEMV_ROWS_H(t)
+#define GEMM_ROWS_H(t)
+#endif
 
-#define FAMILIES(t, wname, aname, GEMM_ASM)                                                 \
+#define FAMILIES(t, wname, aname, GEMM_ASM, A64_GEMV, A64_GEMM)                              \
     static const pg_variant gemv_##t[] = {                                                  \
         GEMV_ROWS(t)                                                                        \
+        A64_GEMV(t)                                                                         \
         { #t "_gemv_c", "c", 0, .fn = { .qgemv = pg_##t##_gemv_c }, NULL },                 \
     };                                                                                      \
     static const pg_variant gemm_##t[] = {                                                  \
         GEMM_ASM(t)                                                                         \
+        A64_GEMM(t)                                                                         \
         { #t "_gemm_c", "c", 0, .fn = { .qgemm = pg_##t##_gemm_c }, NULL },                 \
     };                                                                                      \
     const pg_kernel_family pg_kernels_qgemv_##wname = {                                     \
@@ -106,11 +141,12 @@ PG_KQ_DECLARE_ALL(GEMM_ROWS, avx2)
         "qgemm_" #wname, "C = X . W^T, W " #wname " rows (N x K), X " aname " rows (M x K)", \
         gemm_##t, PG_COUNTOF(gemm_##t), PG_KERNEL_FN_qgemm };
 
-FAMILIES(q4_K_q8_K, q4_K, "q8_K", GEMM_8X1_ROW)
-FAMILIES(q5_K_q8_K, q5_K, "q8_K", GEMM_8X1_ROW)
-FAMILIES(q6_K_q8_K, q6_K, "q8_K", GEMM_8X1_ROW)
-FAMILIES(f16_f32, f16, "f32", GEMM_8X1_ROW)
-FAMILIES(bf16_f32, bf16, "f32", GEMM_8X1_ROW)
+#define NONE(t)
+FAMILIES(q4_K_q8_K, q4_K, "q8_K", GEMM_8X1_ROW, GEMV_ROWS_K, GEMM_ROWS_K)
+FAMILIES(q5_K_q8_K, q5_K, "q8_K", GEMM_8X1_ROW, NONE, NONE)
+FAMILIES(q6_K_q8_K, q6_K, "q8_K", GEMM_8X1_ROW, GEMV_ROWS_K, GEMM_ROWS_K)
+FAMILIES(f16_f32, f16, "f32", GEMM_8X1_ROW, GEMV_ROWS_H, GEMM_ROWS_H)
+FAMILIES(bf16_f32, bf16, "f32", GEMM_8X1_ROW, GEMV_ROWS_H, GEMM_ROWS_H)
 
 static const pg_variant quantize_q8_K[] = {
 #if defined(__x86_64__)
