@@ -127,6 +127,8 @@ pg_status pg_win_geometry(const pg_node *n, int kind, int nsp, const int64_t *in
             if (have_oshape || apm == AP_SAME_UPPER || apm == AP_SAME_LOWER) {
                 out = have_oshape ? oshape[i] : in[i] * st[i];
                 int64_t total = full - out;
+                /* SAME_UPPER puts the odd pad at the end, as the ONNX spec
+                 * and its reference do (onnxruntime 1.32 puts it first) */
                 if (apm == AP_SAME_UPPER) {
                     lo = floordiv2(total);
                 } else if (apm == AP_SAME_LOWER) {
