@@ -1,5 +1,5 @@
-/* k_gemv_1row_dotprod.S - quantised GEMV y[n] = dot(W row n, x) for q4_K
- * and q6_K weights with q8_K activations (kquant.h has the layouts), NEON
+/* k_gemv_1row_dotprod.S - quantised GEMV y[n] = dot(W row n, x) for q4_K,
+ * q5_K and q6_K weights with q8_K activations (kquant.h has the layouts), NEON
  * with the dotprod extension (sdot).
  *
  * One row at a time, its super-blocks in order; each x super-block's 256
@@ -18,7 +18,7 @@
  *   for the minima) into the row's sum.
  * Only the fp32 summation order differs from the C reference.
  *
- * void pg_q<4|6>_K_q8_K_gemv_1row_dotprod(size_t N, size_t K, const void *W,
+ * void pg_q<4|5|6>_K_q8_K_gemv_1row_dotprod(size_t N, size_t K, const void *W,
  *                                           x0        x1        x2
  *         size_t ldw, const void *x, float *y)
  *         x3          x4             x5
@@ -44,13 +44,40 @@
         ldp     q2, q3, [x9]
 .endm
 
-/* q4_K chunk c: sub-blocks 2c, 2c + 1 against x v(16+4c) .. v(19+4c) */
-.macro K4CHUNK c, x0, x1, x2, x3, sclo, schi
+/* dst = bit b of each byte of src, at bit 4 (the rest 0) */
+.macro FIFTH dst, src, b
+  .if \b == 0
+        shl     \dst\().16b, \src\().16b, #7
+  .else
+        ushr    \dst\().16b, \src\().16b, #\b
+        shl     \dst\().16b, \dst\().16b, #7
+  .endif
+        ushr    \dst\().16b, \dst\().16b, #3
+.endm
+
+/* q4_K / q5_K (five = 1) chunk c: sub-blocks 2c, 2c + 1 against x
+ * v(16+4c) .. v(19+4c); q5_K's qh in v3 (bytes 0-15) and v2 (16-31) */
+.macro K4CHUNK c, x0, x1, x2, x3, sclo, schi, five=0
+  .if \five
+        ldp     q8, q9, [x6, #48 + 32*\c]
+  .else
         ldp     q8, q9, [x6, #16 + 32*\c]
+  .endif
         and     v10.16b, v8.16b, v15.16b
         and     v11.16b, v9.16b, v15.16b
         ushr    v12.16b, v8.16b, #4
         ushr    v13.16b, v9.16b, #4
+  .if \five
+        /* bit 2c (low nibbles) / 2c + 1 (high) of qh to bit 4, alone */
+        FIFTH   v8, v3, 2*\c
+        FIFTH   v9, v2, 2*\c
+        orr     v10.16b, v10.16b, v8.16b
+        orr     v11.16b, v11.16b, v9.16b
+        FIFTH   v8, v3, 2*\c + 1
+        FIFTH   v9, v2, 2*\c + 1
+        orr     v12.16b, v12.16b, v8.16b
+        orr     v13.16b, v13.16b, v9.16b
+  .endif
         movi    v14.4s, #0
         movi    v8.4s, #0
         sdot    v14.4s, v10.16b, \x0\().16b
@@ -102,7 +129,8 @@
 .endm
 
         .text
-PG_FUNC(pg_q4_K_q8_K_gemv_1row_dotprod)
+.macro K45 name, five
+PG_FUNC(\name)
         PROLOGUE
 1:      cbz     x0, 9f
         movi    v0.4s, #0
@@ -136,10 +164,13 @@ PG_FUNC(pg_q4_K_q8_K_gemv_1row_dotprod)
         smull   v4.4s, v3.4h, v2.4h
         smlal2  v4.4s, v3.8h, v2.8h            /* m . bsum pairs, 4 lanes */
         movi    v5.4s, #0
-        K4CHUNK 0, v16, v17, v18, v19, v6.s[0], v6.s[1]
-        K4CHUNK 1, v20, v21, v22, v23, v6.s[2], v6.s[3]
-        K4CHUNK 2, v24, v25, v26, v27, v7.s[0], v7.s[1]
-        K4CHUNK 3, v28, v29, v30, v31, v7.s[2], v7.s[3]
+  .if \five
+        ldp     q3, q2, [x6, #16]              /* qh */
+  .endif
+        K4CHUNK 0, v16, v17, v18, v19, v6.s[0], v6.s[1], \five
+        K4CHUNK 1, v20, v21, v22, v23, v6.s[2], v6.s[3], \five
+        K4CHUNK 2, v24, v25, v26, v27, v7.s[0], v7.s[1], \five
+        K4CHUNK 3, v28, v29, v30, v31, v7.s[2], v7.s[3], \five
         addv    s5, v5.4s
         addv    s4, v4.4s
         scvtf   s5, s5
@@ -149,7 +180,11 @@ PG_FUNC(pg_q4_K_q8_K_gemv_1row_dotprod)
         fmul    v3.4s, v3.4s, v1.s[0]
         fmla    s0, s5, v3.s[0]
         fmls    s0, s4, v3.s[1]
+  .if \five
+        add     x6, x6, #176
+  .else
         add     x6, x6, #144
+  .endif
         add     x7, x7, #292
         subs    x8, x8, #1
         b.ne    3b
@@ -158,7 +193,13 @@ PG_FUNC(pg_q4_K_q8_K_gemv_1row_dotprod)
         sub     x0, x0, #1
         b       1b
 9:      EPILOGUE
-PG_ENDFUNC(pg_q4_K_q8_K_gemv_1row_dotprod)
+PG_ENDFUNC(\name)
+.endm
+
+        .text
+K45 pg_q4_K_q8_K_gemv_1row_dotprod, 0
+K45 pg_q5_K_q8_K_gemv_1row_dotprod, 1
+
 
 PG_FUNC(pg_q6_K_q8_K_gemv_1row_dotprod)
         PROLOGUE

@@ -80,6 +80,8 @@ PG_KQ_UKR8_DECLARE(bf16_f32)
 PG_KQ_DECLARE_ALL(PG_KQ_GEMM_DECLARE, rows_avx512vnni)
 /* AArch64: one row at a time (x's super-block in registers) */
 PG_KQ_GEMV_DECLARE(q4_K_q8_K, 1row_dotprod)
+PG_KQ_GEMV_DECLARE(q5_K_q8_K, 1row_dotprod)
+PG_KQ_GEMM_DECLARE(q5_K_q8_K, rows_dotprod)
 PG_KQ_GEMV_DECLARE(q6_K_q8_K, 1row_dotprod)
 PG_KQ_GEMV_DECLARE(f16_f32, 1row_neon)
 PG_KQ_GEMV_DECLARE(bf16_f32, 1row_neon)

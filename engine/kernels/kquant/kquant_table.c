@@ -96,6 +96,7 @@ PG_KQ_DECLARE_ALL(GEMM_ROWS, avx2)
     { #t "_gemm_rows_avx2", "avx2", X86_AVX2, .fn = { .qgemm = pg_##t##_gemm_rows_avx2 }, NULL },
 #elif defined(__aarch64__)
 GEMM_ROWS_OF(q4_K_q8_K, dotprod, pg_q4_K_q8_K_gemv_1row_dotprod)
+GEMM_ROWS_OF(q5_K_q8_K, dotprod, pg_q5_K_q8_K_gemv_1row_dotprod)
 GEMM_ROWS_OF(q6_K_q8_K, dotprod, pg_q6_K_q8_K_gemv_1row_dotprod)
 GEMM_ROWS_OF(f16_f32, neon, pg_f16_f32_gemv_1row_neon)
 GEMM_ROWS_OF(bf16_f32, neon, pg_bf16_f32_gemv_1row_neon)
@@ -141,9 +142,8 @@ GEMM_ROWS_OF(bf16_f32, neon, pg_bf16_f32_gemv_1row_neon)
         "qgemm_" #wname, "C = X . W^T, W " #wname " rows (N x K), X " aname " rows (M x K)", \
         gemm_##t, PG_COUNTOF(gemm_##t), PG_KERNEL_FN_qgemm };
 
-#define NONE(t)
 FAMILIES(q4_K_q8_K, q4_K, "q8_K", GEMM_8X1_ROW, GEMV_ROWS_K, GEMM_ROWS_K)
-FAMILIES(q5_K_q8_K, q5_K, "q8_K", GEMM_8X1_ROW, NONE, NONE)
+FAMILIES(q5_K_q8_K, q5_K, "q8_K", GEMM_8X1_ROW, GEMV_ROWS_K, GEMM_ROWS_K)
 FAMILIES(q6_K_q8_K, q6_K, "q8_K", GEMM_8X1_ROW, GEMV_ROWS_K, GEMM_ROWS_K)
 FAMILIES(f16_f32, f16, "f32", GEMM_8X1_ROW, GEMV_ROWS_H, GEMM_ROWS_H)
 FAMILIES(bf16_f32, bf16, "f32", GEMM_8X1_ROW, GEMV_ROWS_H, GEMM_ROWS_H)
