@@ -101,6 +101,15 @@ static int conv_form(const pg_node *n, const pg_tensor *x, const pg_tensor *wt, 
 
 static int64_t dw_rows(const pg_win *w) { return (w->out[1] - 1) * w->stride[1] + (w->k[1] - 1) * w->dil[1] + 1; }
 
+/* Floats per laid-out input row of the depthwise form: at horizontal
+ * stride 1 one zero-padded row (the taps kx are kx * dilation floats on),
+ * else KW shifted copies of OW floats (stride and padding resolved). */
+static int64_t dw_row_len(const pg_win *w)
+{
+    int64_t OW = w->out[2];
+    return w->stride[2] == 1 ? OW + (w->k[2] - 1) * w->dil[2] : w->k[2] * OW;
+}
+
 /* Floats of one worker's slice. */
 static size_t gemm_block_pixels(const pg_variant *v, size_t K)
 {
@@ -121,7 +130,7 @@ static size_t slice_floats(int form, const pg_variant *v, const pg_tensor *x, co
     }
     (void)x;
     size_t OW = (size_t)w->out[2];
-    size_t tb = (size_t)dw_rows(w) * (size_t)w->k[2] * OW;
+    size_t tb = (size_t)(dw_rows(w) * dw_row_len(w));
     return pg_align_up(tb * sizeof(float)) / sizeof(float) +
            pg_dwconv_packed_floats(OW, (int)w->k[1], (int)w->k[2]);
 }
@@ -455,9 +464,25 @@ static void dw_worker(void *ctx, size_t worker)
     for (size_t task = worker; task < d->planes; task += d->workers) {
         size_t c = task % d->C;
         const float *x = d->X + task * (size_t)(IH * IW);
-        /* each input row (padding included) as KW shifted copies of OW floats */
+        /* each input row (padding included): at stride 1 one zero-padded
+         * row, else KW shifted copies of OW floats */
+        int64_t RL = dw_row_len(w), sx = w->stride[2];
         for (int64_t r = 0; r < rows; r++) {
             int64_t iy = r - w->lo[1];
+            if (sx == 1) {
+                float *o = tb + r * RL;
+                if (iy < 0 || iy >= IH) {
+                    memset(o, 0, (size_t)RL * sizeof(float));
+                    continue;
+                }
+                /* o[j] = x[iy][j - pad]: zeros, the row, zeros */
+                int64_t lo = w->lo[2] < RL ? w->lo[2] : RL;
+                int64_t n = IW < RL - lo ? IW : RL - lo;
+                memset(o, 0, (size_t)lo * sizeof(float));
+                memcpy(o + lo, x + iy * IW, (size_t)n * sizeof(float));
+                memset(o + lo + n, 0, (size_t)(RL - lo - n) * sizeof(float));
+                continue;
+            }
             for (int64_t kx = 0; kx < KW; kx++) {
                 float *o = tb + (r * KW + kx) * OW;
                 if (iy < 0 || iy >= IH) {
@@ -466,18 +491,15 @@ static void dw_worker(void *ctx, size_t worker)
                 }
                 /* o[t] = x[iy][t sx + off]: zeros, the columns inside, zeros */
                 const float *xr = x + iy * IW;
-                int64_t sx = w->stride[2], off = kx * w->dil[2] - w->lo[2];
+                int64_t off = kx * w->dil[2] - w->lo[2];
                 int64_t vlo = off >= 0 ? 0 : (-off + sx - 1) / sx;
                 int64_t vhi = IW - off <= 0 ? 0 : (IW - off + sx - 1) / sx;
                 vlo = vlo > OW ? OW : vlo;
                 vhi = vhi < vlo ? vlo : vhi > OW ? OW : vhi;
                 for (int64_t t = 0; t < vlo; t++)
                     o[t] = 0.0f;
-                if (sx == 1)
-                    memcpy(o + vlo, xr + vlo + off, (size_t)(vhi - vlo) * sizeof(float));
-                else
-                    for (int64_t t = vlo; t < vhi; t++)
-                        o[t] = xr[t * sx + off];
+                for (int64_t t = vlo; t < vhi; t++)
+                    o[t] = xr[t * sx + off];
                 for (int64_t t = vhi; t < OW; t++)
                     o[t] = 0.0f;
             }
@@ -495,9 +517,9 @@ static void dw_worker(void *ctx, size_t worker)
         }
         const float *rp[5];
         for (int64_t ky = 0; ky < KH; ky++)
-            rp[ky] = tb + ky * w->dil[1] * KW * OW;
+            rp[ky] = tb + ky * w->dil[1] * RL;
         pg_dwconv_args a = { rp, pw, d->Y + task * (size_t)(OH * OW), (size_t)OW, (size_t)OH,
-                             (size_t)(w->stride[1] * KW * OW), (size_t)OW, (size_t)OW,
+                             (size_t)(w->stride[1] * RL), (size_t)(sx == 1 ? w->dil[2] : OW), (size_t)OW,
                              0.0f, INFINITY, PG_DWACT_NONE, 0 };
         if (d->e.act == PG_CONVACT_RELU) {
             a.act = PG_DWACT_CLAMP;
@@ -522,7 +544,7 @@ static pg_status conv_dw(pg_kctx *k, const pg_win *w, const conv_epi *e)
     d.C = (size_t)x->shape[1];
     d.planes = d.C * (size_t)x->shape[0];
     size_t OW = (size_t)w->out[2];
-    d.tb_floats = pg_align_up((size_t)dw_rows(w) * (size_t)w->k[2] * OW * sizeof(float)) / sizeof(float);
+    d.tb_floats = pg_align_up((size_t)(dw_rows(w) * dw_row_len(w)) * sizeof(float)) / sizeof(float);
     d.slice_bytes = pg_align_up((d.tb_floats + pg_dwconv_packed_floats(OW, (int)w->k[1], (int)w->k[2])) *
                                 sizeof(float));
     double flops = 2.0 * (double)d.planes * (double)(w->out[1] * w->out[2] * w->k[1] * w->k[2]);
