@@ -8,6 +8,9 @@ static const pg_bf16_params p_12x32 = { 12, 32, 2 };
 #define X86_AVX512BF16 (PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | \
                         PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_AVX512BF16)
 #endif
+#if defined(__aarch64__)
+static const pg_bf16_params p_2x32 = { 2, 32, 8 };
+#endif
 static const pg_bf16_params p_4x32 = { 4, 32, 2 };
 
 static const pg_variant gemm_variants[] = {
@@ -16,6 +19,10 @@ static const pg_variant gemm_variants[] = {
       .fn = { .gemm_bf16 = pg_bf16_gemm_32x32_amx }, &p_32x32 },
     { "bf16_gemm_12x32_avx512bf16", "avx512bf16", X86_AVX512BF16,
       .fn = { .gemm_bf16 = pg_bf16_gemm_12x32_avx512bf16 }, &p_12x32 },
+#endif
+#if defined(__aarch64__)
+    { "bf16_gemm_2x32_neon", "i8mm", PG_CPU_NEON | PG_CPU_BF16,
+      .fn = { .gemm_bf16 = pg_bf16_gemm_2x32_neon }, &p_2x32 },
 #endif
     { "bf16_gemm_4x32_c", "c", 0, .fn = { .gemm_bf16 = pg_bf16_gemm_4x32_c }, &p_4x32 },
 };

@@ -6,6 +6,9 @@
 static const pg_u8s8_params p_32x32 = { 32, 32 };
 static const pg_u8s8_params p_12x32 = { 12, 32 };
 #endif
+#if defined(__aarch64__)
+static const pg_u8s8_params p_2x32 = { 2, 32 };
+#endif
 static const pg_u8s8_params p_4x32 = { 4, 32 };
 
 #define X86_AVX512 (PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | \
@@ -17,6 +20,10 @@ static const pg_variant gemm_variants[] = {
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_32x32_amx }, &p_32x32 },
     { "u8s8_gemm_12x32_avx512vnni", "avx512vnni", X86_AVX512 | PG_CPU_AVX512VNNI,
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_12x32_avx512vnni }, &p_12x32 },
+#endif
+#if defined(__aarch64__)
+    { "u8s8_gemm_2x32_dotprod", "dotprod", PG_CPU_NEON | PG_CPU_DOTPROD,
+      .fn = { .gemm_u8s8 = pg_u8s8_gemm_2x32_dotprod }, &p_2x32 },
 #endif
     { "u8s8_gemm_4x32_c", "c", 0, .fn = { .gemm_u8s8 = pg_u8s8_gemm_4x32_c }, &p_4x32 },
 };
