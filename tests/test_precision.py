@@ -228,3 +228,29 @@ def test_minilm_embeddings_close_to_fp32(minilm_fp32, precision, min_cos):
     assert c.min() >= min_cos, c
     m = next(iter(enc._compiled.values()))
     assert m.precision == EXPECT[precision]
+
+
+# ---- the notebook viewer: speed against error ---------------------------------
+
+def test_precision_tradeoff_widget(mlp):
+    pytest.importorskip("ipywidgets")
+    go = pytest.importorskip("plotly.graph_objects")
+    from peregrine_nb.widgets import PrecisionTradeoff
+
+    g, _, feeds, _ = mlp
+    w = PrecisionTradeoff(g, feeds, repeat=2)
+    assert repr(w) == "<PrecisionTradeoff fp32/bf16/int8-dynamic 0 results>"
+    assert len(w.fig.data) == 0
+    w.run_button.click()
+    df = w.results
+    assert set(df.precision) == {"fp32", "bf16", "int8-dynamic"} and set(df.output) == {"y", "r"}
+    # the errors are the models' own compare() against fp32
+    for p in ("bf16", "int8-dynamic"):
+        cmp = w.models[p].compare(w.models["fp32"], feeds)
+        got = df[df.precision == p].set_index("output")
+        np.testing.assert_allclose(got.loc[["y", "r"], "cosine"], cmp.loc[["y", "r"], "cosine"])
+        assert (got.bound == EXPECT[p]).all()
+    assert (df[df.precision == "fp32"].max_abs == 0).all()
+    assert len(w.fig.data) == 3 and "<table" in w.table.value
+    assert isinstance(w.figure, go.Figure) and len(w.figure.data) == 3
+    assert "plotly" in w._repr_mimebundle_()["text/html"]

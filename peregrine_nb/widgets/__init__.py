@@ -12,6 +12,7 @@ from .fusion import FusionStepper
 from .generate import GenerateWidget
 from .kernel_compare import KernelComparison, bench_ops, parse_shapes
 from .memory import PLANNERS, MemoryViewer
+from .precision import PrecisionTradeoff
 
 __all__ = ["FusionStepper", "MemoryViewer", "KernelComparison", "GenerateWidget", "PassSnapshot", "snapshots",
-           "bench_ops", "parse_shapes", "PLANNERS"]
+           "bench_ops", "parse_shapes", "PLANNERS", "PrecisionTradeoff"]
