@@ -104,6 +104,12 @@ static int64_t dw_rows(const pg_win *w) { return (w->out[1] - 1) * w->stride[1] 
 /* Floats per laid-out input row of the depthwise form: at horizontal
  * stride 1 one zero-padded row (the taps kx are kx * dilation floats on),
  * else KW shifted copies of OW floats (stride and padding resolved). */
+/* Room for one input row split into its even and odd columns (stride 2). */
+static size_t dw_split_floats(const pg_win *w)
+{
+    return w->stride[2] == 2 ? 2 * (size_t)((w->in[2] + 1) / 2) : 0;
+}
+
 static int64_t dw_row_len(const pg_win *w)
 {
     int64_t OW = w->out[2];
@@ -132,7 +138,7 @@ static size_t slice_floats(int form, const pg_variant *v, const pg_tensor *x, co
     size_t OW = (size_t)w->out[2];
     size_t tb = (size_t)(dw_rows(w) * dw_row_len(w));
     return pg_align_up(tb * sizeof(float)) / sizeof(float) +
-           pg_dwconv_packed_floats(OW, (int)w->k[1], (int)w->k[2]);
+           pg_dwconv_packed_floats(OW, (int)w->k[1], (int)w->k[2]) + dw_split_floats(w);
 }
 
 /* The GEMM form at horizontal stride 2 gathers from a copy of the input
@@ -461,6 +467,9 @@ static void dw_worker(void *ctx, size_t worker)
     size_t taps = (size_t)(KH * KW), groups = ((size_t)OW + PG_DWCONV_GROUP - 1) / PG_DWCONV_GROUP;
     float *tb = (float *)(d->scratch + worker * d->slice_bytes);
     float *pw = tb + d->tb_floats;
+    float *split = pw + pg_dwconv_packed_floats((size_t)OW, (int)KH, (int)KW);   /* stride 2 */
+    int64_t L = (IW + 1) / 2;
+    size_t last_c = (size_t)-1;
     for (size_t task = worker; task < d->planes; task += d->workers) {
         size_t c = task % d->C;
         const float *x = d->X + task * (size_t)(IH * IW);
@@ -483,6 +492,19 @@ static void dw_worker(void *ctx, size_t worker)
                 memset(o + lo + n, 0, (size_t)(RL - lo - n) * sizeof(float));
                 continue;
             }
+            if (sx == 2 && iy >= 0 && iy < IH) {
+                /* the row's even columns, then its odd ones: each shifted
+                 * copy below is then one contiguous run */
+                const float *xr = x + iy * IW;
+                for (int64_t j = 0; j < IW / 2; j++) {
+                    split[j] = xr[2 * j];
+                    split[L + j] = xr[2 * j + 1];
+                }
+                if (IW & 1) {
+                    split[L - 1] = xr[IW - 1];
+                    split[2 * L - 1] = 0.0f;
+                }
+            }
             for (int64_t kx = 0; kx < KW; kx++) {
                 float *o = tb + (r * KW + kx) * OW;
                 if (iy < 0 || iy >= IH) {
@@ -498,8 +520,13 @@ static void dw_worker(void *ctx, size_t worker)
                 vhi = vhi < vlo ? vlo : vhi > OW ? OW : vhi;
                 for (int64_t t = 0; t < vlo; t++)
                     o[t] = 0.0f;
-                for (int64_t t = vlo; t < vhi; t++)
-                    o[t] = xr[t * sx + off];
+                if (sx == 2) {
+                    int64_t par = off & 1, h = (off - par) / 2;   /* column 2t + off */
+                    memcpy(o + vlo, split + par * L + h + vlo, (size_t)(vhi - vlo) * sizeof(float));
+                } else {
+                    for (int64_t t = vlo; t < vhi; t++)
+                        o[t] = xr[t * sx + off];
+                }
                 for (int64_t t = vhi; t < OW; t++)
                     o[t] = 0.0f;
             }
@@ -507,13 +534,16 @@ static void dw_worker(void *ctx, size_t worker)
         /* this plane's taps and bias in every lane of every group */
         const float *wc = d->W + c * taps;
         float b = d->B ? d->B[c] : 0.0f;
-        for (size_t q = 0; q < groups; q++) {
-            float *gp = pw + q * (1 + taps) * PG_DWCONV_GROUP;
+        if (c != last_c) {   /* the planes of one channel (a batch) share it */
             for (size_t l = 0; l < PG_DWCONV_GROUP; l++)
-                gp[l] = b;
+                pw[l] = b;
             for (size_t t = 0; t < taps; t++)
                 for (size_t l = 0; l < PG_DWCONV_GROUP; l++)
-                    gp[(1 + t) * PG_DWCONV_GROUP + l] = wc[t];
+                    pw[(1 + t) * PG_DWCONV_GROUP + l] = wc[t];
+            size_t gsz = (1 + taps) * PG_DWCONV_GROUP;
+            for (size_t q = 1; q < groups; q++)
+                memcpy(pw + q * gsz, pw, gsz * sizeof(float));
+            last_c = c;
         }
         const float *rp[5];
         for (int64_t ky = 0; ky < KH; ky++)
@@ -545,7 +575,8 @@ static pg_status conv_dw(pg_kctx *k, const pg_win *w, const conv_epi *e)
     d.planes = d.C * (size_t)x->shape[0];
     size_t OW = (size_t)w->out[2];
     d.tb_floats = pg_align_up((size_t)(dw_rows(w) * dw_row_len(w)) * sizeof(float)) / sizeof(float);
-    d.slice_bytes = pg_align_up((d.tb_floats + pg_dwconv_packed_floats(OW, (int)w->k[1], (int)w->k[2])) *
+    d.slice_bytes = pg_align_up((d.tb_floats + pg_dwconv_packed_floats(OW, (int)w->k[1], (int)w->k[2]) +
+                                 dw_split_floats(w)) *
                                 sizeof(float));
     double flops = 2.0 * (double)d.planes * (double)(w->out[1] * w->out[2] * w->k[1] * w->k[2]);
     d.workers = pick_workers(k, d.planes, flops);
