@@ -76,6 +76,39 @@ static inline void st_q8(pg_dtype dt, void *p, int64_t i, int32_t v)
         ((uint8_t *)p)[i] = (uint8_t)v;
 }
 
+/* rint(x / s) + zp saturated to [lo, hi] for n floats, in a loop the
+ * compiler vectorises: x / s in float32, clamped to +-2^22 through the
+ * order-preserving int32 keys of the floats (integer selects: NaN goes to
+ * the end its sign bit names), rounded half to even by the 1.5 * 2^23
+ * trick, exact in that range. */
+#define QSPAN_BODY(T)                                                            \
+    for (int64_t i = 0; i < n; i++) {                                            \
+        float v = x[i] / s;                                                      \
+        int32_t u;                                                               \
+        memcpy(&u, &v, sizeof u);                                                \
+        int32_t kk = u ^ ((u >> 31) & 0x7fffffff);                               \
+        kk = kk < KLO ? KLO : kk;                                                \
+        kk = kk > KHI ? KHI : kk;                                                \
+        u = kk ^ ((kk >> 31) & 0x7fffffff);                                      \
+        memcpy(&v, &u, sizeof v);                                                \
+        int32_t q = (int32_t)((v + magic) - magic) + zp;                         \
+        q = q < lo ? lo : q;                                                     \
+        q = q > hi ? hi : q;                                                     \
+        ((T *)y)[i] = (T)q;                                                      \
+    }
+
+static void quantize_span_sat(const float *x, int64_t n, float s, int32_t zp, pg_dtype dt, void *y)
+{
+    const float magic = 12582912.0f;
+    const int32_t KHI = 0x4a800000, KLO = -0x4a800001;   /* the keys of 2^22 and -2^22 */
+    int32_t lo = q_lo(dt), hi = q_hi(dt);
+    if (dt == PG_DTYPE_INT8) {
+        QSPAN_BODY(int8_t)
+    } else {
+        QSPAN_BODY(uint8_t)
+    }
+}
+
 pg_status pg_exec_quantize_linear(pg_kctx *k)
 {
     const pg_tensor *x = k->in[0];
@@ -86,6 +119,11 @@ pg_status pg_exec_quantize_linear(pg_kctx *k)
     const void *Z = k->n_in > 2 ? k->x[2] : NULL;
     pg_dtype zdt = Z ? k->in[2]->dtype : odt;
     int32_t lo = q_lo(odt), hi = q_hi(odt);
+    if (!q.D && x->dtype == PG_DTYPE_FLOAT32) {
+        /* per tensor (every activation of a QDQ graph) */
+        quantize_span_sat(k->x[0], n, S[0], Z ? (int32_t)pg_ld_i(zdt, Z, 0) : 0, odt, k->y[0]);
+        return PG_OK;
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t si = scale_index(&q, i);
         int32_t zp = Z ? (int32_t)pg_ld_i(zdt, Z, si) : 0;
