@@ -65,16 +65,19 @@ static void run_task(void *ctx, size_t task)
         m1 = j->M;
     size_t pbase = j->col0 / PG_BF16_NR;
     pg_sgemm_epilogue ep = { NULL, j->act, 0 };
-    for (size_t p = p0; p < p1; p++) {
-        size_t col = p * PG_BF16_NR, w = j->N - col < PG_BF16_NR ? j->N - col : PG_BF16_NR;
-        const uint16_t *b = j->B + (pbase + p) * j->kp * PG_BF16_NR;
-        ep.bias = j->bias ? j->bias + col : NULL;
-        for (size_t i = m0; i < m1; i += j->mr) {
+    /* rows that fit in half of L1 stay there while the panels pass; taller
+     * ones go tile row by tile row across the panels (gemm_u8s8.c) */
+    int rows_outer = (m1 - m0) * j->kp * 2 > 24 * 1024;
+    size_t np = p1 - p0, nt = (m1 - m0 + j->mr - 1) / j->mr;
+    for (size_t a = 0; a < (rows_outer ? nt : np); a++)
+        for (size_t b2 = 0; b2 < (rows_outer ? np : nt); b2++) {
+            size_t p = p0 + (rows_outer ? b2 : a), i = m0 + (rows_outer ? a : b2) * j->mr;
+            size_t col = p * PG_BF16_NR, w = j->N - col < PG_BF16_NR ? j->N - col : PG_BF16_NR;
             size_t h = m1 - i < j->mr ? m1 - i : j->mr;
-            j->kernel(h, w, j->kp, j->A + i * j->lda, j->lda, b, j->C + i * j->ldc + col,
-                      j->ldc, &ep);
+            ep.bias = j->bias ? j->bias + col : NULL;
+            j->kernel(h, w, j->kp, j->A + i * j->lda, j->lda,
+                      j->B + (pbase + p) * j->kp * PG_BF16_NR, j->C + i * j->ldc + col, j->ldc, &ep);
         }
-    }
 }
 
 pg_status pg_bf16_gemm_packed(const pg_variant *v, size_t M, size_t N, size_t K,

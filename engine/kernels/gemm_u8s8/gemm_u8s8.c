@@ -124,6 +124,30 @@ typedef struct u8_job {
     size_t m_tiles, panels, tm, tn;
 } u8_job;
 
+/* one kernel call: panel p (of this product), rows i .. i+h */
+static void tile(const u8_job *j, size_t p, size_t i, size_t h)
+{
+    size_t col = p * PG_U8S8_NR, w = j->N - col < PG_U8S8_NR ? j->N - col : PG_U8S8_NR;
+    size_t pbase = j->col0 / PG_U8S8_NR, gc = j->col0 + col;
+    pg_u8s8_epilogue ep = *j->ep;
+    ep.a_zero += i;
+    if (ep.a_scale)
+        ep.a_scale += i;
+    if (ep.row_corr)
+        ep.row_corr += i;
+    ep.col_sum = j->B->col_sum + gc;
+    ep.b_scale = j->B->scale + gc;
+    ep.b_zero = j->B->zero ? j->B->zero + gc : NULL;
+    if (ep.bias)
+        ep.bias += col;
+    j->kernel(h, w, j->kp, j->A + i * j->lda, j->lda, j->B->data + (pbase + p) * j->kp * PG_U8S8_NR,
+              j->C + (i * j->ldc + col) * j->es, j->ldc, &ep);
+}
+
+/* A task's rows that fit in half of L1 stay there while its panels pass
+ * (panels outer); taller ones go tile row by tile row, the MR rows of A in
+ * L1 across the panels, each panel slice read in order (rows outer):
+ * about 1.5x faster for the AMX kernel at M = 1024. */
 static void run_task(void *ctx, size_t task)
 {
     const u8_job *j = ctx;
@@ -132,27 +156,14 @@ static void run_task(void *ctx, size_t task)
     size_t p0 = tj * j->panels / j->tn, p1 = (tj + 1) * j->panels / j->tn;
     if (m1 > j->M)
         m1 = j->M;
-    size_t pbase = j->col0 / PG_U8S8_NR;
-    for (size_t p = p0; p < p1; p++) {
-        size_t col = p * PG_U8S8_NR, w = j->N - col < PG_U8S8_NR ? j->N - col : PG_U8S8_NR;
-        const int8_t *b = j->B->data + (pbase + p) * j->kp * PG_U8S8_NR;
-        size_t gc = j->col0 + col;
-        for (size_t i = m0; i < m1; i += j->mr) {
-            size_t h = m1 - i < j->mr ? m1 - i : j->mr;
-            pg_u8s8_epilogue ep = *j->ep;
-            ep.a_zero += i;
-            if (ep.a_scale)
-                ep.a_scale += i;
-            if (ep.row_corr)
-                ep.row_corr += i;
-            ep.col_sum = j->B->col_sum + gc;
-            ep.b_scale = j->B->scale + gc;
-            ep.b_zero = j->B->zero ? j->B->zero + gc : NULL;
-            if (ep.bias)
-                ep.bias += col;
-            j->kernel(h, w, j->kp, j->A + i * j->lda, j->lda, b,
-                      j->C + (i * j->ldc + col) * j->es, j->ldc, &ep);
-        }
+    if ((m1 - m0) * j->kp <= 24 * 1024) {
+        for (size_t p = p0; p < p1; p++)
+            for (size_t i = m0; i < m1; i += j->mr)
+                tile(j, p, i, m1 - i < j->mr ? m1 - i : j->mr);
+    } else {
+        for (size_t i = m0; i < m1; i += j->mr)
+            for (size_t p = p0; p < p1; p++)
+                tile(j, p, i, m1 - i < j->mr ? m1 - i : j->mr);
     }
 }
 
