@@ -127,12 +127,26 @@ static size_t gemm_block_pixels(const pg_variant *v, size_t K)
     return panels * nr;
 }
 
+/* The GEMM form's bias: as one more column of A (a copy of W with the
+ * bias after each row, the panels get a row of ones) when that copy is
+ * smaller than the output it would otherwise prefill (K + 1 < pixels),
+ * so the kernel adds it in its k loop; else the output block is prefilled
+ * with it and the kernel accumulates. */
+static int bias_in_a(int has_bias, size_t K, size_t pixels) { return has_bias && K + 1 < pixels; }
+
+static size_t gemm_kp(int has_bias, const pg_tensor *x, const pg_tensor *wt, const pg_win *w)
+{
+    size_t K = (size_t)(wt->shape[1] * w->k[1] * w->k[2]);
+    size_t pixels = (size_t)(w->out[1] * w->out[2] * x->shape[0]);
+    return K + (size_t)bias_in_a(has_bias, K, pixels);
+}
+
 static size_t slice_floats(int form, const pg_variant *v, const pg_tensor *x, const pg_tensor *wt,
-                           const pg_win *w)
+                           const pg_win *w, int has_bias)
 {
     if (form == CONV_GEMM) {
-        size_t K = (size_t)(wt->shape[1] * w->k[1] * w->k[2]);
-        return K * gemm_block_pixels(v, K);
+        size_t Kp = gemm_kp(has_bias, x, wt, w);
+        return Kp * gemm_block_pixels(v, Kp);
     }
     (void)x;
     size_t OW = (size_t)w->out[2];
@@ -199,9 +213,15 @@ size_t pg_scratch_conv(const pg_node *n, const pg_tensor *const *in, const pg_te
         return 0;
     }
     int form = conv_form(n, x, wt, &w);
-    size_t slice = pg_align_up(slice_floats(form, b->kern[0], x, wt, &w) * sizeof(float));
+    int has_bias = n->n_inputs > 2 && in[2];
+    size_t slice = pg_align_up(slice_floats(form, b->kern[0], x, wt, &w, has_bias) * sizeof(float));
     int t = threads > PG_MAX_THREADS ? PG_MAX_THREADS : threads < 1 ? 1 : threads;
-    return pg_align_up(deint_floats(form, x, &w) * sizeof(float)) + slice * (size_t)t + 64;
+    size_t wcopy = 0;
+    if (form == CONV_GEMM) {
+        size_t Kp = gemm_kp(has_bias, x, wt, &w), K = (size_t)(wt->shape[1] * w.k[1] * w.k[2]);
+        wcopy = Kp > K ? pg_align_up((size_t)wt->shape[0] * Kp * sizeof(float)) : 0;
+    }
+    return pg_align_up(deint_floats(form, x, &w) * sizeof(float)) + wcopy + slice * (size_t)t + 64;
 }
 
 /* ---- the activation after a tile / plane ---------------------------------- */
@@ -248,6 +268,7 @@ typedef struct gemm_conv {
     float *Y;
     const pg_win *w;
     size_t C, M, K, P;          /* channels in, out; K = C kh kw; P = output pixels */
+    size_t Kp;                  /* K, or K + 1 with the bias as A's last column (W then a copy) */
     size_t mr, nr, kc, block;   /* block: pixels per task (whole panels) */
     size_t blocks, tasks, workers;
     const float *deint;         /* stride 2: the input's rows split even / odd, or NULL */
@@ -262,14 +283,17 @@ static void im2col_panels(const gemm_conv *g, const float *x, const float *xd, s
                           float *dst)
 {
     const pg_win *w = g->w;
-    size_t nr = g->nr, K = g->K;
+    size_t nr = g->nr, K = g->K, Kp = g->Kp;
     int64_t IH = w->in[1], IW = w->in[2], OW = w->out[2];
     int64_t KH = w->k[1], KW = w->k[2];
     int one = KH == 1 && KW == 1 && w->stride[1] == 1 && w->stride[2] == 1 && w->lo[1] == 0 &&
               w->lo[2] == 0 && w->in[1] == w->out[1] && w->in[2] == w->out[2];
     for (size_t q = 0; q * nr < cnt; q++) {
-        float *panel = dst + q * K * nr;
+        float *panel = dst + q * Kp * nr;
         size_t pj = j0 + q * nr, pw = cnt - q * nr < nr ? cnt - q * nr : nr;
+        if (Kp > K)   /* the row of ones the bias column of A multiplies */
+            for (size_t t = 0; t < nr; t++)
+                panel[K * nr + t] = t < pw ? 1.0f : 0.0f;
         if (one) {
             /* 1x1, stride 1, no pads: the panel rows are input row slices */
             for (size_t c = 0; c < K; c++) {
@@ -342,7 +366,8 @@ static void gemm_worker(void *ctx, size_t worker)
 {
     const gemm_conv *g = ctx;
     float *panels = (float *)(g->scratch + worker * g->slice_bytes);
-    size_t K = g->K, nr = g->nr, mr = g->mr, P = g->P;
+    size_t K = g->Kp, nr = g->nr, mr = g->mr, P = g->P;
+    const float *B = g->Kp > g->K ? NULL : g->B;   /* else A's last column */
     pg_sgemm_ukernel_fn kern = g->v->fn.sgemm;
     for (size_t task = worker; task < g->tasks; task += g->workers) {
         size_t img = task / g->blocks, blk = task % g->blocks;
@@ -359,16 +384,16 @@ static void gemm_worker(void *ctx, size_t worker)
             for (size_t q = 0; q < npan; q++) {
                 size_t col = j0 + q * nr, wd = cnt - q * nr < nr ? cnt - q * nr : nr;
                 float *c = y + i * P + col;
-                if (g->B)
+                if (B)
                     for (size_t r = 0; r < h; r++)
                         for (size_t t = 0; t < wd; t++)
-                            c[r * P + t] = g->B[i + r];
+                            c[r * P + t] = B[i + r];
                 for (size_t pc = 0; pc == 0 || pc < K; pc += g->kc) {
                     size_t kb = K - pc < g->kc ? K - pc : g->kc;
                     int last = pc + kb >= K;
                     pg_sgemm_epilogue ep = { NULL, last && g->e.act == PG_CONVACT_RELU ? PG_ACT_RELU
                                                                                     : PG_ACT_NONE,
-                                             (g->B || pc > 0) ? PG_SGEMM_ACCUMULATE : 0 };
+                                             (B || pc > 0) ? PG_SGEMM_ACCUMULATE : 0 };
                     kern(h, wd, kb, g->W + i * K + pc, K, panels + q * K * nr + pc * nr, c, P, &ep);
                     if (K == 0)
                         break;
@@ -402,23 +427,34 @@ static pg_status conv_gemm(pg_kctx *k, const pg_win *w, const conv_epi *e)
     g.M = (size_t)wt->shape[0];
     g.K = g.C * (size_t)(w->k[1] * w->k[2]);
     g.P = (size_t)(w->out[1] * w->out[2]);
+    g.Kp = gemm_kp(g.B != NULL, x, wt, w);
     g.mr = (size_t)p->mr;
     g.nr = (size_t)p->nr;
     /* a kc x nr slice of a panel in half of L1 (the SGEMM driver's rule) */
     size_t kc = 32 * 1024 / 2 / (g.nr * sizeof(float));
-    size_t nkb = g.K ? (g.K + kc - 1) / kc : 1;
-    g.kc = g.K ? (g.K + nkb - 1) / nkb : 1;
-    g.block = gemm_block_pixels(v, g.K);
+    size_t nkb = (g.Kp + kc - 1) / kc;
+    g.kc = (g.Kp + nkb - 1) / nkb;
+    g.block = gemm_block_pixels(v, g.Kp);
     g.blocks = (g.P + g.block - 1) / g.block;
     g.tasks = g.blocks * (size_t)x->shape[0];
-    g.slice_bytes = pg_align_up(g.K * g.block * sizeof(float));
+    g.slice_bytes = pg_align_up(g.Kp * g.block * sizeof(float));
     double flops = 2.0 * (double)g.M * (double)g.K * (double)g.P * (double)x->shape[0];
     g.workers = pick_workers(k, g.tasks, flops);
     size_t dbytes = pg_align_up(deint_floats(CONV_GEMM, x, w) * sizeof(float));
-    if (!k->scratch || k->scratch_bytes < dbytes + g.slice_bytes * g.workers)
+    size_t wbytes = g.Kp > g.K ? pg_align_up(g.M * g.Kp * sizeof(float)) : 0;
+    if (!k->scratch || k->scratch_bytes < dbytes + wbytes + g.slice_bytes * g.workers)
         return pg_fail(PG_ERR_INTERNAL, "node '%s': conv scratch %zu bytes, needs %zu", k->node->name,
-                       k->scratch_bytes, dbytes + g.slice_bytes * g.workers);
-    g.scratch = (char *)k->scratch + dbytes;
+                       k->scratch_bytes, dbytes + wbytes + g.slice_bytes * g.workers);
+    g.scratch = (char *)k->scratch + dbytes + wbytes;
+    if (wbytes) {
+        /* W with the bias after each row: the kernel adds it as a k step */
+        float *wa = (float *)((char *)k->scratch + dbytes);
+        for (size_t m = 0; m < g.M; m++) {
+            memcpy(wa + m * g.Kp, g.W + m * g.K, g.K * sizeof(float));
+            wa[m * g.Kp + g.K] = g.B[m];
+        }
+        g.W = wa;
+    }
     if (dbytes) {
         /* split every input row into its even and odd columns */
         float *d = k->scratch;
