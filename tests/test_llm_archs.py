@@ -225,6 +225,22 @@ def test_refusals_name_what_is_unsupported(tmp_path):
             load_ours(p)
 
 
+TOKENIZER_TEXT = ("It's 2026: 1234567 apples, 3.14159 pies\n\n  and   spaces\t\ttabs; "
+                  "naïve café 日本語 😀 I'LL WE'RE they've 42nd 7x7=49.\r\nEnd  ")
+
+
+@pytest.mark.parametrize("pre", ["gpt-2", "qwen2", "llama-bpe", "smollm"])
+def test_pretokenizers_match_llama_cpp(tmp_path, pre):
+    """Our tokenizer against llama.cpp's on a vocabulary with each
+    pre-tokenizer name (digits, contractions, white space, non-ASCII)."""
+    p = mk.write_model(tmp_path, "qwen2", "q8_0", path=tmp_path / f"tok-{pre}.gguf", pre=pre)
+    ours = load_ours(p)
+    ref = llama_cpp.Llama(model_path=str(p), vocab_only=True, verbose=False)
+    for text in (TOKENIZER_TEXT, TOKENIZER_TEXT.lower(), "0 00 000 0000 00000"):
+        assert ours.tokenize(text) == ref.tokenize(text.encode(), add_bos=False, special=True), \
+            (pre, text)
+
+
 def find_cli():
     for c in (os.environ.get("PEREGRINE_CLI"), shutil.which("peregrine")):
         if c and Path(c).is_file():

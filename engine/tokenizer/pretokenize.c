@@ -10,6 +10,7 @@
  *            piece.
  *   Llama 3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
  *            ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *   Qwen2:   Llama 3's with \p{N} (one digit a word) for \p{N}{1,3}
  *
  * Each rule only looks inside the piece it splits: a code point past the
  * piece's end has no class at all, so "\s+(?!\S)" at the end of a piece
@@ -128,7 +129,7 @@ static void split_gpt2(const piece *p, pg_word_list *out)
 
 static int is_cr_lf(uint32_t c) { return c == '\r' || c == '\n'; }
 
-static void split_llama3(const piece *p, pg_word_list *out)
+static void split_llama3(const piece *p, pg_word_list *out, size_t max_digits)
 {
     size_t prev = p->begin, pos = p->begin;
     while (pos < p->end) {
@@ -151,11 +152,11 @@ static void split_llama3(const piece *p, pg_word_list *out)
             EMIT(pos);
             continue;
         }
-        /* \p{N}{1,3} */
+        /* \p{N}{1,3} (qwen2: \p{N}) */
         if (k & PG_CP_NUMBER) {
             size_t ini = pos;
             while (cls(p, pos) & PG_CP_NUMBER) {
-                if (++pos - ini >= 3) {
+                if (++pos - ini >= max_digits) {
                     EMIT(pos);
                     ini = pos;
                 }
@@ -205,9 +206,12 @@ static void split_llama3(const piece *p, pg_word_list *out)
 
 void pg_pretokenize(pg_pretok_kind kind, const uint32_t *cps, size_t n, pg_word_list *out)
 {
-    if (kind == PG_PRETOK_GPT2 || kind == PG_PRETOK_LLAMA3) {
+    if (kind == PG_PRETOK_GPT2 || kind == PG_PRETOK_LLAMA3 || kind == PG_PRETOK_QWEN2) {
         piece p = { cps, 0, n };
-        (kind == PG_PRETOK_GPT2 ? split_gpt2 : split_llama3)(&p, out);
+        if (kind == PG_PRETOK_GPT2)
+            split_gpt2(&p, out);
+        else
+            split_llama3(&p, out, kind == PG_PRETOK_QWEN2 ? 1 : 3);
         return;
     }
     /* PG_PRETOK_DIGITS: every \p{N} code point is a piece of its own */

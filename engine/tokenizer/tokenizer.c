@@ -47,6 +47,9 @@ static const char *const llama3_family[] = {
     "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
 };
 
+/* llama 3's rules with single digits; no ignore_merges, BOS as the file says */
+static const char *const qwen2_family[] = { "qwen2", "deepseek-r1-qwen" };
+
 static int in_list(const char *s, size_t len, const char *const *list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -101,9 +104,11 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
         t->pretok = PG_PRETOK_LLAMA3;
         t->ignore_merges = 1;
         t->wants_bos = 1;
-    } else
+    } else if (in_list(s, len, qwen2_family, sizeof qwen2_family / sizeof *qwen2_family))
+        t->pretok = PG_PRETOK_QWEN2;
+    else
         return pg_fail(PG_ERR_UNSUPPORTED, "tokenizer: pre-tokenizer '%.*s' is not implemented "
-                       "(smollm, starcoder, gpt2, llama-bpe and their kin are)",
+                       "(smollm, starcoder, gpt2, llama-bpe, qwen2 and their kin are)",
                        (int)(len > 64 ? 64 : len), s);
     memcpy(t->pre, s, len < sizeof t->pre - 1 ? len : sizeof t->pre - 1);
 

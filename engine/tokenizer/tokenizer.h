@@ -19,7 +19,8 @@
 typedef enum pg_pretok_kind {
     PG_PRETOK_GPT2 = 0,     /* the GPT-2 regex alone */
     PG_PRETOK_DIGITS = 1,   /* \p{N} split first, then GPT-2 (smollm, starcoder, ...) */
-    PG_PRETOK_LLAMA3 = 2    /* llama 3's regex (llama-bpe, falcon3, ...) */
+    PG_PRETOK_LLAMA3 = 2,   /* llama 3's regex (llama-bpe, falcon3, ...) */
+    PG_PRETOK_QWEN2 = 3     /* llama 3's with single digits (\p{N} for \p{N}{1,3}): qwen2 */
 } pg_pretok_kind;
 
 /* Word lengths in code points; push never fails loudly: oom is set. */

@@ -9,7 +9,8 @@ loads the same files.  Each file has
 
 - a small byte-level BPE vocabulary (the 256 byte symbols, merges learnt by a
   few rounds of BPE over CORPUS below, and the ChatML specials
-  <|endoftext|> <|im_start|> <|im_end|>), pre-tokenizer "gpt-2", and a ChatML
+  <|endoftext|> <|im_start|> <|im_end|>), pre-tokenizer "gpt-2" (qwen2 and
+  qwen3: "qwen2", as their real files), and a ChatML
   chat template with a default system message;
 - the architecture's hyper-parameters and tensors as llama.cpp's converter
   writes them (ARCHS: head sizes 64, 80, 96 and 128 between them, GQA and
@@ -49,10 +50,10 @@ ARCHS = {
                   rope_freqs=True),
     # Qwen2: Q/K/V biases, GQA, head 64, linear RoPE scaling x2, untied head
     "qwen2": dict(arch="qwen2", E=256, H=4, KV=2, HD=64, F=512, L=2, rope_base=1000000.0,
-                  bias=True, linear_rope=2.0, untied=True),
+                  bias=True, linear_rope=2.0, untied=True, pre="qwen2"),
     # Qwen3: per-head Q/K norms, head 80 (key_length: 16 x 80 = 1280 != 256), GQA
     "qwen3": dict(arch="qwen3", E=256, H=16, KV=4, HD=80, F=512, L=2, rope_base=1000000.0,
-                  qk_norm=True),
+                  qk_norm=True, pre="qwen2"),
     # Gemma: head 96 (8 x 96 = 768), MQA, GELU, sqrt(E) embedding scale, tied
     "gemma": dict(arch="gemma", E=256, H=8, KV=1, HD=96, F=512, L=2, rope_base=10000.0,
                   eps=1e-6),
@@ -89,7 +90,7 @@ writes the next word. Hello, world! What is the capital of France? Paris is the 
 France. Numbers: 1 2 3 10 42 100 2026. The weather today is sunny with a light breeze; the
 river runs past the old mill and the children play in the garden near the house. Name a
 fruit: apple, banana, cherry, orange. Once upon a time there was a little engine that could.
-"""
+""" + "In 2026 and 2025, 1000 of 1234 were 100 or 10, 12 and 123; 2020 2024 2000.\n" * 6
 N_MERGES = 160
 SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 
@@ -233,11 +234,13 @@ def _llama3_freqs(n_rot: int, base: float) -> np.ndarray:
 
 def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny",
                 extra_kv: dict | None = None, extra_tensors: dict | None = None,
-                arch: str | None = None, path: str | os.PathLike | None = None) -> Path:
+                arch: str | None = None, path: str | os.PathLike | None = None,
+                pre: str | None = None) -> Path:
     """Writes one file (path_for's name unless ``path``).  For the tests of
     refusals: ``arch`` replaces general.architecture, ``extra_kv`` adds
     string / float / int keys ("{arch}." is replaced by the architecture),
-    ``extra_tensors`` adds f32 arrays."""
+    ``extra_tensors`` adds f32 arrays; ``pre`` replaces the pre-tokenizer
+    name (tokenizer.ggml.pre)."""
     import gguf
     cfg = dict(ARCHS[name])
     if arch:
@@ -286,7 +289,7 @@ def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny
     tokens, merges, types = make_vocab()
     V = len(tokens)
     w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("gpt-2")
+    w.add_tokenizer_pre(pre or cfg.get("pre", "gpt-2"))
     w.add_token_list(tokens)
     w.add_token_types(types)
     w.add_token_merges(merges)
