@@ -18,6 +18,9 @@ ORT's, with tests/test_onnx_models.py's metric:
 
 An UnsupportedError is an expected failure through test_onnx_models'
 `unsupported_is_xfail` (it prints what is missing); anything else fails.
+Two models are also exported at opset 13 in the test (the older op
+versions), and graphs with bad or unsupported attributes must get an error
+naming the node and the attribute.
 """
 from __future__ import annotations
 
@@ -147,6 +150,31 @@ def test_every_cnn_op_is_claimed(cnn_models_dir, cnn_manifest, exporter):
     print(f"{exporter}: ops used: {sorted(used)}")
     missing = {op: sorted(ms) for op, ms in used.items() if op not in SUPPORTED_OPS}
     assert not missing, f"ops the {exporter} exports use that the importer lacks: {missing}"
+
+
+@pytest.mark.parametrize("name", ["yolo", "segnet"])
+def test_opset13_export(tmp_path, name):
+    """Opset 13, as many deployed files are: the importer resolves the older
+    versions of the ops (BatchNormalization 9, Resize 13, MaxPool 12, Clip
+    13, ...), every BatchNorm kept (no constant folding); levels 0 and 3
+    against ORT on batch 2 at 64x96."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnxruntime")
+    module, ins, outs, seed = mcm.build(name)
+    feeds = mcm.make_inputs((2, 64, 96), seed, 0)
+    path = str(tmp_path / f"{name}-opset13.onnx")
+    import warnings
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, (torch.from_numpy(feeds[mcm.INPUT]),), path, input_names=ins,
+                          output_names=outs, dynamic_axes={mcm.INPUT: {0: "b", 2: "h", 3: "w"}},
+                          opset_version=13, dynamo=False, do_constant_folding=False)
+    want = dict(zip(outs, mcm.ort_session(path).run(None, feeds)))
+    for level in LEVELS:
+        got = pg.OnnxModel(path, level=level).run(feeds)
+        errs = {n: rel_err(got[n], want[n]) for n in outs}
+        print(f"{name} opset 13 level {level}: {errs}")
+        assert all(v <= TOL for v in errs.values()), f"{name} opset 13 level {level}: {errs}"
 
 
 # ---------------------------------------------------------------------------
