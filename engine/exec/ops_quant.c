@@ -16,6 +16,7 @@
 #include "../kernels/gemm_u8s8/gemm_u8s8.h"
 #include "cnn.h"
 #include "elem.h"
+#include "gemm.h"
 #include "ops.h"
 #include "parallel.h"
 
@@ -265,19 +266,27 @@ static void dynq_rows(void *vc, int64_t b, int64_t e)
     }
 }
 
+/* stats: the min / max keys and the non-finite flag of x when its
+ * producer computed them (QuantMatMul's second output), else NULL. */
 static void dyn_quantize(const pg_kctx *k, const float *x, size_t rows, size_t len, size_t ld, uint8_t *y,
-                         float *scale, int32_t *zp)
+                         const int32_t *stats, float *scale, int32_t *zp)
 {
     dynq_ctx c;
     c.x = x;
     c.n = (int64_t)(rows * len);
     c.chunk = (c.n + NCHUNK - 1) / NCHUNK;
-    pg_exec_parallel(k, NCHUNK, c.chunk, 1, dynq_minmax, &c);
     int32_t mn = 0, mx = 0, bad = 0;
-    for (int i = 0; i < NCHUNK; i++) {
-        mn = c.mn[i] < mn ? c.mn[i] : mn;
-        mx = c.mx[i] > mx ? c.mx[i] : mx;
-        bad |= c.bad[i];
+    if (stats) {
+        mn = stats[0];
+        mx = stats[1];
+        bad = stats[2];
+    } else {
+        pg_exec_parallel(k, NCHUNK, c.chunk, 1, dynq_minmax, &c);
+        for (int i = 0; i < NCHUNK; i++) {
+            mn = c.mn[i] < mn ? c.mn[i] : mn;
+            mx = c.mx[i] > mx ? c.mx[i] : mx;
+            bad |= c.bad[i];
+        }
     }
     dyn_params(unkey(mn), unkey(mx), &c.s, &c.zp);
     c.finite = !bad;
@@ -303,7 +312,7 @@ pg_status pg_exec_dynamic_quantize_linear(pg_kctx *k)
     int64_t n = pg_tensor_numel(k->in[0]);
     float s;
     int32_t zp;
-    dyn_quantize(k, k->x[0], 1, (size_t)n, (size_t)n, k->y[0], &s, &zp);
+    dyn_quantize(k, k->x[0], 1, (size_t)n, (size_t)n, k->y[0], NULL, &s, &zp);
     *(float *)k->y[1] = s;
     *(uint8_t *)k->y[2] = (uint8_t)zp;
     return PG_OK;
@@ -572,9 +581,14 @@ pg_status pg_exec_qlinear_conv(pg_kctx *k)
  *      DynamicQuantizeLinear does);
  *      Wp: int8 [bytes], a constant holding the [K, N] weight packed by
  *      pg_u8s8_pack_s8 (gemm_u8s8's panels, with its column sums, scales and
- *      - attribute zero = 1 - zero points); bias [N] float32 (optional).
- * attrs: k, n, zero.
- * out: Y [..., M, N] float32,
+ *      - attribute zero = 1 - zero points); bias [N] float32 (optional);
+ *      a_stats int32 [3] (optional, float A only): A's min / max as
+ *      order-preserving keys and a non-finite flag, computed by the
+ *      QuantMatMul that produced A (its output 1), so that A is read once.
+ * attrs: k, n, zero, activation ("none" | "gelu": erf GELU applied to the
+ *      rows after the product, while they are in cache).
+ * out: Y [..., M, N] float32; stats int32 [3] (optional): Y's min / max keys
+ *      and non-finite flag (for the next product's dynamic quantisation),
  *   Y[m, n] = float(q) * (a_scale * w_scale[n]) + bias[n]
  *   q = sum_k (A[m,k] - a_zp) (W[k,n] - w_zp[n])
  * on the bound gemm_u8s8 kernel (kern[0]).  int8 activations are shifted to
@@ -592,6 +606,10 @@ pg_status pg_bind_quant_matmul(const pg_node *n, const pg_tensor *const *in, con
     b->kern[0] = pg_kernel_select(&pg_kernels_gemm_u8s8);
     if (!b->kern[0])
         return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': the CPU mask allows no gemm_u8s8 kernel", n->name);
+    if (!strcmp(pg_ir_attr_string(n, "activation", "none"), "gelu")) {
+        const pg_kernel_family *f = pg_kernel_family_by_name("gelu_erf");
+        b->kern[1] = f ? pg_kernel_select(f) : NULL;
+    }
     return PG_OK;
 }
 
@@ -605,6 +623,31 @@ size_t pg_scratch_quant_matmul(const pg_node *n, const pg_tensor *const *in, con
     int64_t ne = pg_tensor_numel(in[0]);
     size_t M = K && ne > 0 ? (size_t)ne / K : 0;
     return pg_align_up(M * kp + 64) + 3 * pg_align_up(M * 4 + 64);
+}
+
+/* The post-product work on a block of rows, split in QMM_CHUNKS fixed
+ * pieces of whole rows (the same bits for any thread count). */
+#define QMM_RB 64
+#define QMM_CHUNKS 8
+typedef struct qmm_post {
+    const pg_variant *kern;
+    int gelu, stats;
+    size_t N, rows;
+    float *y;
+    int32_t mn[QMM_CHUNKS], mx[QMM_CHUNKS], bad[QMM_CHUNKS];
+} qmm_post;
+
+static void qmm_post_rows(void *vc, int64_t b, int64_t e)
+{
+    qmm_post *c = vc;
+    for (int64_t i = b; i < e; i++) {
+        size_t r0 = c->rows * (size_t)i / QMM_CHUNKS, r1 = c->rows * (size_t)(i + 1) / QMM_CHUNKS;
+        for (size_t r = r0; r < r1 && c->gelu; r++)
+            pg_apply_act(c->kern, PG_ACTK_GELU, c->y + r * c->N, c->N);
+        c->mn[i] = c->mx[i] = c->bad[i] = 0;
+        if (c->stats && r1 > r0)
+            minmax_keys(c->y + r0 * c->N, (int64_t)((r1 - r0) * c->N), &c->mn[i], &c->mx[i], &c->bad[i]);
+    }
 }
 
 pg_status pg_exec_quant_matmul(pg_kctx *k)
@@ -632,7 +675,7 @@ pg_status pg_exec_quant_matmul(pg_kctx *k)
     int32_t az;
     const uint8_t *rows = aq;
     if (a->dtype == PG_DTYPE_FLOAT32) {
-        dyn_quantize(k, k->x[0], M, K, kp, aq, &as, &az);
+        dyn_quantize(k, k->x[0], M, K, kp, aq, k->n_in > 5 ? k->x[5] : NULL, &as, &az);
     } else {
         as = *(const float *)k->x[1];
         az = (int32_t)pg_ld_i(a->dtype, k->x[2], 0);
@@ -670,5 +713,42 @@ pg_status pg_exec_quant_matmul(pg_kctx *k)
     const float *bias = k->n_in > 4 ? k->x[4] : NULL;
     pg_u8s8_epilogue ep = { a_zero, a_scale, NULL, NULL, bias, NULL, with_zero ? row_corr : NULL,
                             1.0f, 0, PG_U8S8_OUT_F32, 0 };
-    return pg_u8s8_gemm_packed(k->bind->kern[0], M, N, rows, kp, &pk, 0, &ep, k->y[0], N, k->threads);
+    int gelu = !strcmp(pg_ir_attr_string(k->node, "activation", "none"), "gelu");
+    int32_t *stats = k->n_out > 1 ? k->y[1] : NULL;
+    if (!gelu && !stats)
+        return pg_u8s8_gemm_packed(k->bind->kern[0], M, N, rows, kp, &pk, 0, &ep, k->y[0], N, k->threads);
+    /* GELU and the min / max of the result (for the next product's dynamic
+     * quantisation) on blocks of rows while they are in cache */
+    qmm_post c;
+    c.kern = k->bind->kern[1];
+    c.gelu = gelu;
+    c.stats = stats != NULL;
+    c.N = N;
+    int32_t mn = 0, mx = 0, bad = 0;
+    for (size_t r0 = 0; r0 < M; r0 += QMM_RB) {
+        size_t rb = M - r0 < QMM_RB ? M - r0 : QMM_RB;
+        pg_u8s8_epilogue e2 = ep;
+        e2.a_zero += r0;
+        e2.a_scale += r0;
+        if (e2.row_corr)
+            e2.row_corr += r0;
+        c.y = (float *)k->y[0] + r0 * N;
+        pg_status st = pg_u8s8_gemm_packed(k->bind->kern[0], rb, N, rows + r0 * kp, kp, &pk, 0, &e2, c.y, N,
+                                           k->threads);
+        if (st)
+            return st;
+        c.rows = rb;
+        pg_exec_parallel(k, QMM_CHUNKS, (int64_t)(rb * N / QMM_CHUNKS + 1), 1, qmm_post_rows, &c);
+        for (int i = 0; i < QMM_CHUNKS && stats; i++) {
+            mn = c.mn[i] < mn ? c.mn[i] : mn;
+            mx = c.mx[i] > mx ? c.mx[i] : mx;
+            bad |= c.bad[i];
+        }
+    }
+    if (stats) {
+        stats[0] = mn;
+        stats[1] = mx;
+        stats[2] = bad;
+    }
+    return PG_OK;
 }

@@ -12,6 +12,8 @@
  * dim) and, with block_size > 0, blocked (x's rank, x's dims except
  * ceil(dim / block_size) on `axis`). */
 #include "../exec/elem.h"
+#include <string.h>
+
 #include "../exec/cnn.h"
 #include "../exec/ops.h"
 #include "../kernels/gemm_u8s8/gemm_u8s8.h"
@@ -244,8 +246,8 @@ pg_status pg_infer_qlinear_matmul(pg_infer_ctx *c)
     return PG_OK;
 }
 
-/* QuantMatMul: A, a_scale, a_zp, Wp, bias; attrs k, n, zero (ops_quant.c
- * documents it). */
+/* QuantMatMul: A, a_scale, a_zp, Wp, bias, a_stats -> Y, stats; attrs k,
+ * n, zero, activation (ops_quant.c documents it). */
 pg_status pg_infer_quant_matmul(pg_infer_ctx *c)
 {
     const pg_tensor *a = c->in[0], *w = pg_infer_has_in(c, 3) ? c->in[3] : NULL;
@@ -275,6 +277,18 @@ pg_status pg_infer_quant_matmul(pg_infer_ctx *c)
         const pg_tensor *b = c->in[4];
         if (b->dtype != PG_DTYPE_FLOAT32 || b->rank != 1 || b->shape[0] != N)
             return FAIL(PG_ERR_GRAPH, "bias '%s' must be float32 [%lld]", b->name, (long long)N);
+    }
+    if (pg_infer_has_in(c, 5)) {
+        const pg_tensor *t = c->in[5];
+        if (a->dtype != PG_DTYPE_FLOAT32 || t->dtype != PG_DTYPE_INT32 || t->rank != 1 || t->shape[0] != 3)
+            return FAIL(PG_ERR_GRAPH, "a_stats '%s' must be int32 [3], with a float32 A", t->name);
+    }
+    const char *act = pg_ir_attr_string(c->n, "activation", "none");
+    if (strcmp(act, "none") && strcmp(act, "gelu"))
+        return FAIL(PG_ERR_GRAPH, "activation '%s' (none or gelu)", act);
+    if (c->n->n_outputs > 1) {
+        int64_t three = 3;
+        pg_infer_set_out(c, 1, PG_DTYPE_INT32, 1, &three);
     }
     int64_t shape[PG_MAX_RANK];
     for (int d = 0; d < a->rank - 1; d++)

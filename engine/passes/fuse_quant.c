@@ -313,3 +313,101 @@ const pg_pass_def pg_pass_quant_fusion = {
     "as one int8 QuantMatMul step",
     run_quant_fusion,
 };
+
+/* ---- quant_epilogue_fusion -------------------------------------------------
+ * After gelu_fusion (level 2):
+ *   QuantMatMul -> Gelu (erf, read only there)
+ *   -> QuantMatMul with activation "gelu" (applied to rows in cache);
+ *   QuantMatMul P -> Y (read only by) DynamicQuantizeLinear -> (yq, ys, yz)
+ *   read only by one QuantMatMul C (its A, a_scale, a_zp)
+ *   -> P also writes Y's min / max (output "stats") and C quantises Y
+ *      itself from them (float A, input a_stats): Y is read once instead of
+ *      twice and the DynamicQuantizeLinear step goes.  The quantised values
+ *      are the same: the same min / max, the same rounding. */
+
+/* A copy of a QuantMatMul with new inputs / outputs replacing the nodes
+ * matched (the first is the QuantMatMul whose attributes are kept). */
+static int refuse_qmm(pg_graph *g, pg_pass_ctx *c, const int *nodes, int n, const int *ins, int n_in,
+                      const int *outs, int n_out, const char *act)
+{
+    const pg_node *q = g->nodes[nodes[0]];
+    int64_t K = pg_ir_attr_int(q, "k", 0), N = pg_ir_attr_int(q, "n", 0), z = pg_ir_attr_int(q, "zero", 0);
+    char a[16];
+    snprintf(a, sizeof a, "%s", act ? act : pg_ir_attr_string(q, "activation", "none"));
+    int id = pg_pass_fuse(c, g, nodes, n, "QuantMatMul", "qmatmul", ins, n_in, outs, n_out);
+    if (id < 0)
+        return -1;
+    pg_node *r = g->nodes[id];
+    if (pg_ir_set_attr_int(r, "k", K) || pg_ir_set_attr_int(r, "n", N) || pg_ir_set_attr_int(r, "zero", z) ||
+        pg_ir_set_attr_string(r, "activation", a))
+        return -1;
+    return 1;
+}
+
+static int fuse_gelu(pg_graph *g, pg_pass_ctx *c, pg_node *q)
+{
+    if (q->n_outputs != 1 || strcmp(pg_ir_attr_string(q, "activation", "none"), "none"))
+        return 0;
+    pg_node *ge = sole_reader(g, q->outputs[0], PG_OP_GELU);
+    if (!ge || strcmp(pg_ir_attr_string(ge, "approximate", "none"), "none"))
+        return 0;
+    int ins[6], n_in = q->n_inputs, y = ge->outputs[0];
+    memcpy(ins, q->inputs, sizeof(int) * (size_t)n_in);
+    int nodes[2] = { q->id, ge->id };
+    return refuse_qmm(g, c, nodes, 2, ins, n_in, &y, 1, "gelu");
+}
+
+static int fuse_stats(pg_graph *g, pg_pass_ctx *c, pg_node *dq)
+{
+    int y = dq->inputs[0];
+    pg_node *p = pm_producer(g, y, PG_OP_QUANT_MATMUL);
+    if (!p || p->n_outputs != 1 || sole_reader(g, y, PG_OP_DYNAMIC_QUANTIZE_LINEAR) != dq)
+        return 0;
+    pg_node *cons = sole_reader(g, dq->outputs[0], PG_OP_QUANT_MATMUL);
+    if (!cons || sole_reader(g, dq->outputs[1], PG_OP_QUANT_MATMUL) != cons ||
+        sole_reader(g, dq->outputs[2], PG_OP_QUANT_MATMUL) != cons || cons->n_inputs > 5 ||
+        cons->inputs[0] != dq->outputs[0] || cons->inputs[1] != dq->outputs[1] ||
+        cons->inputs[2] != dq->outputs[2])
+        return 0;
+    char name[160], base[128];
+    snprintf(base, sizeof base, "%s_stats", g->tensors[y]->name);
+    int64_t three = 3;
+    int stats = pg_ir_add_tensor(g, pg_ir_unique_name(g, base, name, sizeof name), PG_DTYPE_INT32, 1, &three);
+    if (stats < 0)
+        return -1;
+    int pin[6], pn = p->n_inputs, pouts[2] = { y, stats };
+    memcpy(pin, p->inputs, sizeof(int) * (size_t)pn);
+    int cin[6] = { y, -1, -1, cons->inputs[3], cons->n_inputs > 4 ? cons->inputs[4] : -1, stats };
+    int cout = cons->outputs[0], pid = p->id, cid = cons->id, did = dq->id;
+    if (refuse_qmm(g, c, &pid, 1, pin, pn, pouts, 2, NULL) < 0)
+        return -1;
+    int nodes[2] = { cid, did };
+    return refuse_qmm(g, c, nodes, 2, cin, 6, &cout, 1, NULL);
+}
+
+static pg_status run_quant_epilogue(pg_graph *g, pg_pass_ctx *c)
+{
+    pg_status st = pg_pass_need_shapes(g, c);
+    if (st)
+        return st;
+    int n_nodes = g->n_nodes;
+    for (int i = 0; i < n_nodes; i++) {
+        pg_node *n = g->nodes[i];
+        if (n && n->op == PG_OP_QUANT_MATMUL && fuse_gelu(g, c, n) < 0)
+            return pg_last_status();
+    }
+    n_nodes = g->n_nodes;
+    for (int i = 0; i < n_nodes; i++) {
+        pg_node *n = g->nodes[i];
+        if (n && n->op == PG_OP_DYNAMIC_QUANTIZE_LINEAR && fuse_stats(g, c, n) < 0)
+            return pg_last_status();
+    }
+    return PG_OK;
+}
+
+const pg_pass_def pg_pass_quant_epilogue_fusion = {
+    "quant_epilogue_fusion", 2,
+    "a Gelu after a QuantMatMul into its epilogue; a DynamicQuantizeLinear between two QuantMatMuls "
+    "into the second, from min / max the first computes",
+    run_quant_epilogue,
+};

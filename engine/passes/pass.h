@@ -61,6 +61,7 @@ extern const pg_pass_def pg_pass_layernorm_fusion;
 extern const pg_pass_def pg_pass_rmsnorm_fusion;
 extern const pg_pass_def pg_pass_gelu_fusion;
 extern const pg_pass_def pg_pass_silu_fusion;
+extern const pg_pass_def pg_pass_quant_epilogue_fusion;
 extern const pg_pass_def pg_pass_matmul_epilogue_fusion;
 extern const pg_pass_def pg_pass_attention_fusion;
 extern const pg_pass_def pg_pass_rotary_fusion;

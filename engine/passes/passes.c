@@ -31,6 +31,7 @@ static const pg_pass_def *const registry[] = {
     &pg_pass_rmsnorm_fusion,
     &pg_pass_gelu_fusion,
     &pg_pass_silu_fusion,
+    &pg_pass_quant_epilogue_fusion,
     &pg_pass_matmul_epilogue_fusion,
     &pg_pass_conv_bn_fold,
     &pg_pass_conv_act_fusion,
