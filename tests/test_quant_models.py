@@ -154,6 +154,11 @@ def test_quantised_products_become_quant_matmul(models_dir, manifest, model, var
         assert "MatMulInteger" not in c3
         # one quantisation of an activation serves every product reading it
         assert c3.get("DynamicQuantizeLinear", 0) <= c0["DynamicQuantizeLinear"]
+        if model == "bert":
+            # quant_epilogue_fusion: the FFN's GELU in the first product's
+            # epilogue, its DynamicQuantizeLinear inside the second
+            assert "Gelu" not in c3 and "Erf" not in c3
+            assert c3["DynamicQuantizeLinear"] < c0["DynamicQuantizeLinear"]
     else:
         products = c0.get("MatMul", 0) - c3.get("MatMul", 0)   # the attention products stay float
         assert products > 0
@@ -216,3 +221,17 @@ def test_two_threads_give_the_same_bits(models_dir, manifest, model):
     two = pg.OnnxModel(path, level=3, threads=2).run(feeds)
     for o in e["outputs"]:
         np.testing.assert_array_equal(one[o], two[o])
+
+
+@pytest.mark.parametrize("variant", ["dyn-s8", "dyn-u8"])
+def test_epilogue_fusion_keeps_the_bits(models_dir, manifest, variant):
+    """The GELU in the product's epilogue and the min / max handed to the
+    next product give the same bits as the separate Gelu and
+    DynamicQuantizeLinear steps."""
+    e, refs, _ = _load(models_dir, manifest, "bert", variant, 3)
+    feeds = _feeds(e, refs, 2)
+    path = os.path.join(models_dir, e["files"][variant])
+    fused = pg.OnnxModel(path, level=3).run(feeds)
+    plain = pg.OnnxModel(path, level=3, disable=["quant_epilogue_fusion"]).run(feeds)
+    for o in e["outputs"]:
+        np.testing.assert_array_equal(fused[o], plain[o])
