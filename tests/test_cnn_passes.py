@@ -222,3 +222,37 @@ def test_arena_near_lower_bound():
     st = m.memory_stats
     assert st["arena"] <= 1.25 * st["lower_bound"], st
     assert rel_err(m.run({"x": x})[out], ort_run(model, x)) <= TOL
+
+
+# -- MaxPool -> FastMaxPool ---------------------------------------------------
+
+# (kernel, stride, pad, dilation, ceil_mode, H, W)
+POOLS = [(3, 2, 1, 1, 0, 112, 112), (3, 2, 1, 1, 0, 15, 13), (2, 2, 0, 1, 0, 9, 8), (3, 2, 0, 1, 1, 10, 11),
+         (5, 1, 2, 1, 0, 13, 13), (3, 1, 2, 2, 0, 12, 9), (2, 3, 1, 1, 1, 11, 7)]
+
+
+@pytest.mark.parametrize("pool", POOLS, ids=lambda p: "k%d_s%d_p%d_d%d_c%d_%dx%d" % p)
+def test_maxpool_fast_against_ort(pool):
+    k, s, p, d, ceil, H, W = pool
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[k, k], strides=[s, s], pads=[p] * 4,
+                            dilations=[d, d], ceil_mode=ceil)
+    graph = helper.make_graph([node], "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, H, W])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    shape_model = onnx.shape_inference.infer_shapes(model)
+    model.graph.output[0].CopyFrom(shape_model.graph.output[0])
+    b = model.SerializeToString()
+    x = np.random.default_rng(6).standard_normal((2, 5, H, W)).astype(np.float32)
+    ref = ort_run(b, x)
+    for threads in (1, 2):
+        m = OnnxModel(b, level=3, threads=threads).compiled({"x": x.shape})
+        assert m.op_types == ["FastMaxPool"]
+        assert np.array_equal(m.run({"x": x})["y"], ref)
+    # NaN: skipped as by MaxPool's reference executor (level 0)
+    x[0, 0, 1, 1] = np.nan
+    x[1, 2, :3, :3] = np.nan
+    m0 = OnnxModel(b, level=0).compiled({"x": x.shape})
+    assert m0.op_types == ["MaxPool"]
+    y0, y3 = m0.run({"x": x})["y"], m.run({"x": x})["y"]
+    assert np.array_equal(y0, y3, equal_nan=True)

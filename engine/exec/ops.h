@@ -81,6 +81,7 @@ pg_status pg_bind_conv(const pg_node *n, const pg_tensor *const *in, const pg_te
 size_t pg_scratch_conv(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                        int threads, const pg_binding *b);
 pg_status pg_exec_fused_conv(pg_kctx *k);   /* FusedConv (conv_fast.c) */
+pg_status pg_exec_fast_maxpool(pg_kctx *k); /* FastMaxPool (pool_fast.c) */
 size_t pg_scratch_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                          int threads, const pg_binding *b);
 size_t pg_scratch_gemm(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,

@@ -17,6 +17,9 @@
  * silu: the conv kernels apply it while the tile is in registers (SGEMM's
  * ReLU, dwconv's clamp and hardswish) or right after it is written.
  *
+ * maxpool_fast: MaxPool on a float32 NCHW tensor with no Indices output
+ * -> FastMaxPool (exec/pool_fast.c), same attributes.
+ *
  * Layout: none to re-lay.  conv_fast.c's header has the measurement: the
  * kernels run on NCHW as the graph has it, so pools, Add, Concat and
  * Resize between convs keep their NCHW executors and no transposes are
@@ -259,6 +262,24 @@ static pg_status run_each(pg_graph *g, pg_pass_ctx *c, pg_opcode op,
     return PG_OK;
 }
 
+/* MaxPool -> FastMaxPool (exec/pool_fast.c): float32, 2D, no Indices. */
+static int try_pool(pg_graph *g, pg_pass_ctx *c, pg_node *mp)
+{
+    const pg_tensor *x = pm_tensor(g, mp->inputs[0]);
+    if (!x || x->dtype != PG_DTYPE_FLOAT32 || x->rank != 4 || mp->n_outputs != 1 || mp->n_inputs != 1)
+        return 0;
+    saved_attrs sa;
+    if (!save_attrs(mp, &sa))
+        return 0;
+    int in = mp->inputs[0], out = mp->outputs[0], nodes[1] = { mp->id };
+    int f = pg_pass_fuse(c, g, nodes, 1, "FastMaxPool", "maxpool", &in, 1, &out, 1);
+    if (f < 0 || restore_attrs(g->nodes[f], &sa))
+        return -1;
+    return 1;
+}
+
+static pg_status run_pool(pg_graph *g, pg_pass_ctx *c) { return run_each(g, c, PG_OP_MAXPOOL, try_pool); }
+
 static pg_status run_bn(pg_graph *g, pg_pass_ctx *c) { return run_each(g, c, PG_OP_BATCHNORM, try_bn); }
 static pg_status run_act(pg_graph *g, pg_pass_ctx *c) { return run_each(g, c, PG_OP_CONV, try_act); }
 
@@ -272,4 +293,10 @@ const pg_pass_def pg_pass_conv_act_fusion = {
     "conv_act_fusion", 2,
     "Conv + Relu / Clip / HardSwish / SiLU -> FusedConv (the activation in the kernel's epilogue)",
     run_act,
+};
+
+const pg_pass_def pg_pass_maxpool_fast = {
+    "maxpool_fast", 2,
+    "MaxPool (float32 NCHW, no Indices) -> FastMaxPool (window bounds per row and column, planes threaded)",
+    run_pool,
 };
