@@ -165,6 +165,24 @@ def test_logits_and_greedy_match_llama_cpp(model_dir, arch, wtype):
             assert gap < NEAR_TIE * scale, (arch, wtype, n, gap, got_tokens, tokens)
 
 
+@pytest.mark.parametrize("arch,hd,heads,kv_heads", [("gemma2", 256, 2, 1), ("llama", 48, 4, 2),
+                                                    ("qwen3", 112, 8, 8)])
+def test_other_head_sizes(tmp_path, arch, hd, heads, kv_heads):
+    """Head sizes off the 64/80/96/128 grid (gemma2's real 256; 48 and 112:
+    a tail past the last 64-wide step of the attention products)."""
+    saved = mk.ARCHS[arch]
+    mk.ARCHS[arch] = dict(saved, HD=hd, H=heads, KV=kv_heads)
+    try:
+        path = mk.write_model(tmp_path, arch, "q8_0", path=tmp_path / f"{arch}-{hd}.gguf")
+    finally:
+        mk.ARCHS[arch] = saved
+    ours, ref = load_ours(path), load_ref(path)
+    assert ours.info.head_dim == hd
+    ids = ref.tokenize(PROMPT.encode(), add_bos=False, special=True)
+    want = ref_logits(ref, ids)
+    assert_close(ours.eval(ids, logits_all=True), want, (arch, hd))
+
+
 @pytest.mark.parametrize("arch", list(mk.ARCHS))
 def test_batches_and_decode_agree(model_dir, arch):
     """Prefill in batches of 3, and token by token, give the one-batch logits
