@@ -201,6 +201,21 @@ def test_batches_and_decode_agree(model_dir, arch):
     np.testing.assert_allclose(np.stack(rows), a, atol=1e-3 * scale)
 
 
+@pytest.mark.parametrize("arch", list(mk.ARCHS))
+def test_no_allocation_per_token(model_dir, arch):
+    """Every architecture's extra steps (biases, head norms, post-norms,
+    soft-capping, GELU, windows) run in the load-time arena."""
+    from peregrine_nb._lib import check, ffi, lib
+    ours = load_ours(model_file(model_dir, arch, "q8_0"))
+    ids = ours.tokenize(PROMPT)
+    ours.eval(ids)
+    before = lib.pg_alloc_count()
+    for t in ids[:8]:
+        check(lib.pg_llm_eval(ours._h, ffi.new("int32_t[]", [t]), 1, ffi.NULL, 0))
+    check(lib.pg_llm_eval(ours._h, ffi.new("int32_t[]", ids[:20]), 20, ffi.NULL, 0))
+    assert lib.pg_alloc_count() == before
+
+
 def test_features_matter(model_dir, tmp_path):
     """The comparisons above can fail: the same gemma2 file read as if its
     window were the whole context moves the logits past the tolerance (so
