@@ -399,6 +399,12 @@ pg_status llm_read_weights(pg_llm *m)
         (st = vec(&r, "output_norm.weight", E, 0, &m->output_norm)) ||
         (st = vec(&r, "rope_freqs.weight", hp->n_rot / 2, 1, &m->rope_freqs)))
         goto done;
+    for (int i = 0; m->rope_freqs && i < hp->n_rot / 2; i++)
+        if (!(m->rope_freqs[i] > 0.0f)) {
+            st = pg_fail(PG_ERR_FORMAT, "llm: rope_freqs.weight[%d] is %g (a divisor of the RoPE "
+                         "frequency must be positive)", i, (double)m->rope_freqs[i]);
+            goto done;
+        }
     if (!m->output.data)
         m->output = m->tok_embd;   /* tied embedding */
     m->layers = pg_calloc((size_t)hp->n_layer, sizeof(llm_layer));
