@@ -202,6 +202,16 @@ def test_batches_and_decode_agree(model_dir, arch):
 
 
 @pytest.mark.parametrize("arch", list(mk.ARCHS))
+def test_f16_kv_cache_same_logits(model_dir, arch):
+    """The f16 KV cache holds the values the f32 one holds (already rounded
+    to f16, as llama.cpp's): the same logits on every architecture."""
+    path = model_file(model_dir, arch, "q8_0")
+    a, b = load_ours(path), load_ours(path, kv_cache="f16")
+    ids = a.tokenize(PROMPT)
+    np.testing.assert_array_equal(a.eval(ids, logits_all=True), b.eval(ids, logits_all=True))
+
+
+@pytest.mark.parametrize("arch", list(mk.ARCHS))
 def test_no_allocation_per_token(model_dir, arch):
     """Every architecture's extra steps (biases, head norms, post-norms,
     soft-capping, GELU, windows) run in the load-time arena."""
