@@ -112,12 +112,14 @@ pg_status pg_lowp_matmul(pg_kctx *k, const float *bias, pg_act_kind act)
         float *C = k->y[o];
         pg_u8s8_epilogue ep = { zero, scale, NULL, NULL, bias ? bias + c0 : NULL, NULL, NULL,
                                 1.0f, 0, PG_U8S8_OUT_F32, 0 };
-        pg_status st = pg_u8s8_gemm_packed(gemm, M, n, Aq, kp, &pk, c0, &ep, C, n, k->threads);
+        /* a bound activation kernel runs on each tile while it is in cache */
+        const pg_variant *ak = act != PG_ACTK_NONE ? k->bind->kern[1] : NULL;
+        pg_status st = pg_u8s8_gemm_packed_act(gemm, M, n, Aq, kp, &pk, c0, &ep, C, n, ak, k->threads);
         if (st)
             return st;
-        if (act != PG_ACTK_NONE)
+        if (act != PG_ACTK_NONE && !ak)
             for (size_t i = 0; i < M; i++)
-                pg_apply_act(k->bind->kern[1], act, C + i * n, n);
+                pg_apply_act(NULL, act, C + i * n, n);
         c0 += n;
     }
     return PG_OK;

@@ -121,6 +121,7 @@ typedef struct u8_job {
     const pg_u8s8_packed *B;
     const pg_u8s8_epilogue *ep;
     char *C;
+    pg_f32_unary_fn act;      /* applied to each F32 tile after its kernel call, or NULL */
     size_t m_tiles, panels, tm, tn;
 } u8_job;
 
@@ -140,8 +141,12 @@ static void tile(const u8_job *j, size_t p, size_t i, size_t h)
     ep.b_zero = j->B->zero ? j->B->zero + gc : NULL;
     if (ep.bias)
         ep.bias += col;
+    char *c = j->C + (i * j->ldc + col) * j->es;
     j->kernel(h, w, j->kp, j->A + i * j->lda, j->lda, j->B->data + (pbase + p) * j->kp * PG_U8S8_NR,
-              j->C + (i * j->ldc + col) * j->es, j->ldc, &ep);
+              c, j->ldc, &ep);
+    if (j->act)   /* while the tile is in L1 */
+        for (size_t r = 0; r < h; r++)
+            j->act(w, (float *)c + r * j->ldc, (float *)c + r * j->ldc);
 }
 
 /* A task's rows that fit in half of L1 stay there while its panels pass
@@ -171,6 +176,16 @@ pg_status pg_u8s8_gemm_packed(const pg_variant *v, size_t M, size_t N, const uin
                               size_t lda, const pg_u8s8_packed *B, size_t col0,
                               const pg_u8s8_epilogue *ep, void *C, size_t ldc, int threads)
 {
+    return pg_u8s8_gemm_packed_act(v, M, N, Aq, lda, B, col0, ep, C, ldc, NULL, threads);
+}
+
+pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const uint8_t *Aq,
+                                  size_t lda, const pg_u8s8_packed *B, size_t col0,
+                                  const pg_u8s8_epilogue *ep, void *C, size_t ldc,
+                                  const pg_variant *act, int threads)
+{
+    if (act && ep && ep->out_mode != PG_U8S8_OUT_F32)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_u8s8_gemm_packed: an activation needs fp32 output");
     if (!v || !B || !ep)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_u8s8_gemm_packed: NULL kernel, weights or epilogue");
     if (col0 % PG_U8S8_NR || col0 + N > B->N)
@@ -189,6 +204,7 @@ pg_status pg_u8s8_gemm_packed(const pg_variant *v, size_t M, size_t N, const uin
         .kernel = v->fn.gemm_u8s8, .mr = (size_t)prm->mr, .M = M, .N = N, .kp = B->kp,
         .lda = lda, .ldc = ldc, .col0 = col0, .A = Aq, .B = B, .ep = ep, .C = C,
         .es = ep->out_mode == PG_U8S8_OUT_U8 || ep->out_mode == PG_U8S8_OUT_S8 ? 1 : 4,
+        .act = act ? act->fn.unary : NULL,
     };
     int t = pg_threads_resolve(threads);
     double ops = 2.0 * (double)M * (double)N * (double)B->kp;

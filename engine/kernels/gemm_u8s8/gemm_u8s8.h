@@ -140,6 +140,13 @@ void pg_u8s8_quantize_rows(const pg_variant *quant, size_t M, size_t K, const fl
 pg_status pg_u8s8_gemm_packed(const pg_variant *v, size_t M, size_t N, const uint8_t *Aq,
                               size_t lda, const pg_u8s8_packed *B, size_t col0,
                               const pg_u8s8_epilogue *ep, void *C, size_t ldc, int threads);
+/* The same with an elementwise activation (a unary variant: gelu_erf, ...)
+ * applied to each fp32 tile right after its kernel call, while it is in
+ * cache (act NULL: none). */
+pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const uint8_t *Aq,
+                                  size_t lda, const pg_u8s8_packed *B, size_t col0,
+                                  const pg_u8s8_epilogue *ep, void *C, size_t ldc,
+                                  const pg_variant *act, int threads);
 
 extern const pg_kernel_family pg_kernels_gemm_u8s8;
 extern const pg_kernel_family pg_kernels_quantize_u8;
