@@ -256,3 +256,28 @@ def test_maxpool_fast_against_ort(pool):
     assert m0.op_types == ["MaxPool"]
     y0, y3 = m0.run({"x": x})["y"], m.run({"x": x})["y"]
     assert np.array_equal(y0, y3, equal_nan=True)
+
+
+# -- every CPU level, saved models ---------------------------------------------
+
+def test_every_cpu_level_and_a_saved_model(tmp_path):
+    """The network of mbv2_block plus a 5x5 depthwise conv and a pool, compiled
+    under each CPU level (its kernels: AVX-512, AVX2, NEON or the C
+    references), agrees with ORT; a saved compiled model loads and agrees."""
+    layers = FUSION_CASES["mbv2_block"] + [("conv", 16, 5, 1, 2, 16, 1, True), ("hardswish",)]
+    model, out = build((1, 8, 17, 15), layers, seed=9)
+    x = np.random.default_rng(7).standard_normal((1, 8, 17, 15)).astype(np.float32)
+    ref = ort_run(model, x)
+    seen = set()
+    for level in pg.cpu_levels():
+        with pg.cpu_mask(level):
+            m = OnnxModel(model, level=3, threads=2).compiled({"x": x.shape})
+            names = {n for k in m.kernels for n in k["kernels"]}
+            seen |= names
+            assert rel_err(m.run({"x": x})[out], ref) <= TOL, (level, names)
+    assert any("dwconv5x5" in n for n in seen) and any("dwconv3x3" in n for n in seen)
+    m = OnnxModel(model, level=3).compiled({"x": x.shape})
+    path = m.save(tmp_path / "cnn.pgm")
+    loaded = pg.load_compiled(path)
+    assert loaded.op_types == m.op_types
+    assert rel_err(loaded.run({"x": x})[out], ref) <= TOL
