@@ -17,7 +17,21 @@
  *      1 when K^T came ready-made, and num_heads = H for the record.
  *
  * A Mul of Q by a constant read only by the product (the pre-scaled query
- * some exporters write) is absorbed into the scale too.
+ * some exporters write) is absorbed into the scale too, and so is one of
+ * K^T (transformers 5 scales both sides by sqrt(1/sqrt(D))).
+ *
+ * The forms transformers 5 exports (TorchScript and dynamo) add:
+ *   - K^T as Reshape [B*H,S,D] -> Transpose(0,2,1) -> Reshape [B,H,D,S]
+ *     (dynamo), taken as the swap of K's last two dims;
+ *   - Where(IsNaN(P), 0, P) after the softmax -> nan_to_zero = 1;
+ *   - repeat_kv for grouped-query attention, Unsqueeze(2) -> Expand ->
+ *     Reshape of K and V from Hkv to H heads: the fused node reads the Hkv
+ *     heads (the executor maps query head h to K/V head h / (H/Hkv));
+ *   - the head merge straight to [B*Sq, H*Dv] rows (GPT-2's c_proj input):
+ *     the fused node writes [B,Sq,H*Dv] and the Reshape stays, a view.
+ * The additive mask is whatever the graph computes (padding, a folded
+ * causal triangle, both combined by Where(.., 0, finfo.min)): it stays
+ * outside, as the fused node's mask input.
  *
  * The head split and merge around it go too when all four are there:
  *
