@@ -272,6 +272,7 @@ typedef struct gemm_conv {
     size_t mr, nr, kc, block;   /* block: pixels per task (whole panels) */
     size_t blocks, tasks, workers;
     const float *deint;         /* stride 2: the input's rows split even / odd, or NULL */
+    int relu_clip;              /* Clip(0, hi): ReLU in the kernel, the upper bound after */
     char *scratch;
     size_t slice_bytes;
     conv_epi e;
@@ -296,6 +297,16 @@ static void im2col_panels(const gemm_conv *g, const float *x, const float *xd, s
                 panel[K * nr + t] = t < pw ? 1.0f : 0.0f;
         if (one) {
             /* 1x1, stride 1, no pads: the panel rows are input row slices */
+            if (pw == nr) {
+                /* whole panels: a plain loop (short rows: no call per row) */
+                for (size_t c = 0; c < K; c++) {
+                    const float *restrict src = x + c * g->P + pj;
+                    float *restrict o = panel + c * nr;
+                    for (size_t t = 0; t < nr; t++)
+                        o[t] = src[t];
+                }
+                continue;
+            }
             for (size_t c = 0; c < K; c++) {
                 memcpy(panel + c * nr, x + c * g->P + pj, pw * sizeof(float));
                 for (size_t t = pw; t < nr; t++)
@@ -391,16 +402,24 @@ static void gemm_worker(void *ctx, size_t worker)
                 for (size_t pc = 0; pc == 0 || pc < K; pc += g->kc) {
                     size_t kb = K - pc < g->kc ? K - pc : g->kc;
                     int last = pc + kb >= K;
-                    pg_sgemm_epilogue ep = { NULL, last && g->e.act == PG_CONVACT_RELU ? PG_ACT_RELU
-                                                                                    : PG_ACT_NONE,
+                    pg_sgemm_epilogue ep = { NULL, last && (g->e.act == PG_CONVACT_RELU || g->relu_clip)
+                                                       ? PG_ACT_RELU : PG_ACT_NONE,
                                              (B || pc > 0) ? PG_SGEMM_ACCUMULATE : 0 };
                     kern(h, wd, kb, g->W + i * K + pc, K, panels + q * K * nr + pc * nr, c, P, &ep);
                     if (K == 0)
                         break;
                 }
-                if (g->e.act != PG_CONVACT_NONE && g->e.act != PG_CONVACT_RELU)
+                if (g->relu_clip) {
+                    /* Clip(0, hi): the kernel's ReLU did the lower bound */
+                    for (size_t r = 0; r < h; r++) {
+                        float *cr = c + r * P, hi = g->e.hi;
+                        for (size_t t = 0; t < wd; t++)
+                            cr[t] = cr[t] > hi ? hi : cr[t];
+                    }
+                } else if (g->e.act != PG_CONVACT_NONE && g->e.act != PG_CONVACT_RELU) {
                     for (size_t r = 0; r < h; r++)
                         apply_act(&g->e, c + r * P, wd);
+                }
             }
         }
     }
@@ -428,6 +447,7 @@ static pg_status conv_gemm(pg_kctx *k, const pg_win *w, const conv_epi *e)
     g.K = g.C * (size_t)(w->k[1] * w->k[2]);
     g.P = (size_t)(w->out[1] * w->out[2]);
     g.Kp = gemm_kp(g.B != NULL, x, wt, w);
+    g.relu_clip = e->act == PG_CONVACT_CLIP && e->lo == 0.0f;
     g.mr = (size_t)p->mr;
     g.nr = (size_t)p->nr;
     /* a kc x nr slice of a panel in half of L1 (the SGEMM driver's rule) */
