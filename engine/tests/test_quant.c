@@ -219,6 +219,75 @@ static void test_qdq(void)
     pg_graph_free(g);
 }
 
+/* ---- DynamicQuantizeLinear on many values ---------------------------------
+ * 4 x 100,003 values (3 magnitudes, and values half-way between steps),
+ * against x / scale written out
+ * (the executor rounds products by a faster route and must land on the
+ * same integers). */
+enum { BIG = 100003 };
+
+static void test_dynamic_many(void)
+{
+    static float xs[BIG];
+    static uint8_t want[BIG];
+    unsigned r = 777u;
+    for (int t = 0; t < 4; t++) {
+        float mag = t == 0 ? 1.0f : t == 1 ? 37.5f : 1e-3f;
+        for (int i = 0; i < BIG; i++) {
+            r = r * 1103515245u + 12345u;
+            xs[i] = ((float)(r >> 8) / 16777216.0f - 0.3f) * mag;
+        }
+        if (t == 3) {
+            /* range [-1, 2]: scale 3 / 255; the rest half-way between two
+             * steps, where a product and a quotient round apart */
+            float sc = 3.0f / 255.0f;
+            xs[0] = -1.0f;
+            xs[1] = 2.0f;
+            for (int i = 2; i < BIG; i++) {
+                r = r * 1103515245u + 12345u;
+                xs[i] = ((float)((int)(r >> 16) % 254 - 85) + 0.5f) * sc;
+            }
+        }
+        float lo = 0, hi = 0;
+        for (int i = 0; i < BIG; i++) {
+            lo = xs[i] < lo ? xs[i] : lo;
+            hi = xs[i] > hi ? xs[i] : hi;
+        }
+        float s = (hi - lo) / 255.0f, zf = 0.0f - lo / s;
+        int zp = (int)nearbyintf(zf < 0 ? 0 : zf > 255 ? 255 : zf);
+        for (int i = 0; i < BIG; i++) {
+            float v = nearbyintf(xs[i] / s) + (float)zp;
+            want[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+        pg_graph *g;
+        OK(pg_graph_new(&g));
+        int64_t d[1] = { BIG };
+        OK(pg_graph_add_input(g, "x", PG_DTYPE_FLOAT32, 1, d));
+        const char *in[1] = { "x" }, *out[3] = { "q", "s", "z" };
+        OK(pg_graph_add_node(g, "DynamicQuantizeLinear", "dq", in, 1, out, 3));
+        OK(pg_graph_add_output(g, "q"));
+        OK(pg_graph_add_output(g, "s"));
+        pg_compile_options o = { .level = 0 };
+        pg_model *m;
+        OK(pg_compile(g, &o, &m));
+        const char *names[1] = { "x" };
+        const void *data[1] = { xs };
+        int ranks[1] = { 1 };
+        const int64_t *shapes[1] = { d };
+        OK(pg_model_run(m, 1, names, data, ranks, shapes));
+        pg_tensor_info q, sc;
+        OK(pg_model_output_info(m, 0, &q));
+        OK(pg_model_output_info(m, 1, &sc));
+        int bad = 0;
+        for (int i = 0; i < BIG; i++)
+            bad += ((const uint8_t *)q.data)[i] != want[i];
+        CHECK(bad == 0 && *(const float *)sc.data == s, "DynamicQuantizeLinear, magnitude %g: %d of %d differ",
+              mag, bad, BIG);
+        pg_model_free(m);
+        pg_graph_free(g);
+    }
+}
+
 /* ---- refusals ------------------------------------------------------------------ */
 
 static void test_refusals(void)
@@ -246,6 +315,7 @@ int main(void)
     fill();
     test_dynamic();
     test_qdq();
+    test_dynamic_many();
     test_refusals();
     if (!failures)
         printf("test_quant: ok\n");
