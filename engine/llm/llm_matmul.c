@@ -36,19 +36,23 @@ size_t llm_act_row_bytes(int act_type, size_t K)
     return K / (size_t)pg_ggml_type_block_size(act_type) * (size_t)pg_ggml_type_block_bytes(act_type);
 }
 
-static int weight_act(const llm_weight *w) { return w->data ? w->act_type : PG_GGML_Q8_0; }
-
+/* The largest activation row of K among the types m's weights take (q8_K,
+ * 292 bytes per 256, is wider than q8_1's 36 per 32; f32 wider still). */
 size_t llm_act_row_bytes_max(const pg_llm *m, size_t K)
 {
-    int f32 = weight_act(&m->output) == PG_GGML_F32 || weight_act(&m->tok_embd) == PG_GGML_F32;
-    for (int l = 0; l < m->hp.n_layer && m->layers && !f32; l++) {
+    size_t most = llm_act_row_bytes(PG_GGML_Q8_1, K);
+    const llm_weight *top[] = { &m->output, &m->tok_embd };
+    for (int i = 0; i < 2; i++)
+        if (top[i]->data && llm_act_row_bytes(top[i]->act_type, K) > most)
+            most = llm_act_row_bytes(top[i]->act_type, K);
+    for (int l = 0; l < m->hp.n_layer && m->layers; l++) {
         const llm_layer *L = &m->layers[l];
         const llm_weight *ws[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down };
         for (int i = 0; i < 7; i++)
-            f32 |= weight_act(ws[i]) == PG_GGML_F32;
+            if (ws[i]->data && llm_act_row_bytes(ws[i]->act_type, K) > most)
+                most = llm_act_row_bytes(ws[i]->act_type, K);
     }
-    size_t q = llm_act_row_bytes(PG_GGML_Q8_1, K);   /* the largest of the quantised ones */
-    return f32 && 4 * K > q ? 4 * K : q;
+    return most;
 }
 
 /* GGUF has no checksums; what a load can still catch of a damaged file:
