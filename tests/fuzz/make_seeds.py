@@ -265,6 +265,37 @@ def tokenizer_seeds() -> dict[str, bytes]:
     return out
 
 
+def quant_graph_seeds() -> dict:
+    """One program per quantisation op.  The byte code has no names for
+    QuantMatMul's k / n / zero (nor dims for a packed weight's bytes), so it
+    starts from its refusal."""
+    from graph_bytecode import Asm
+
+    f32, u8, i8 = "float32", "uint8", "int8"
+    return {
+        "QuantizeLinear": Asm().input("t0", f32, (2, 3)).init("t1", f32, np.array(0.5)).init("t2", u8, np.array(3))
+        .node("QuantizeLinear", ["t0", "t1", "t2"], ["t3"], name="n1").output("t3"),
+        "DequantizeLinear": Asm().input("t0", i8, (2, 3)).init("t1", f32, [0.5, 0.25, 2.0]).init("t2", i8, [1, 0, -1])
+        .node("DequantizeLinear", ["t0", "t1", "t2"], ["t3"], name="n1").attr(None, "axis", 1).output("t3"),
+        "DynamicQuantizeLinear": Asm().input("t0", f32, (2, 3))
+        .node("DynamicQuantizeLinear", ["t0"], ["t1", "t2", "t3"], name="n1").output("t1").output("t2").output("t3"),
+        "MatMulInteger": Asm().input("t0", u8, (2, 4)).init("t1", i8, np.ones((4, 3))).init("t2", u8, np.array(2))
+        .node("MatMulInteger", ["t0", "t1", "t2"], ["t3"], name="n1").output("t3"),
+        "QLinearMatMul": Asm().input("t0", u8, (2, 4)).init("t1", f32, np.array(0.5)).init("t2", u8, np.array(2))
+        .init("t3", i8, np.ones((4, 3))).init("t4", f32, np.array(0.25)).init("t5", i8, np.array(0))
+        .init("t6", f32, np.array(2.0)).init("t7", u8, np.array(1))
+        .node("QLinearMatMul", ["t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"], ["t8"], name="n1").output("t8"),
+        "ConvInteger": Asm().input("t0", u8, (1, 2, 4, 4)).init("t1", i8, np.ones((3, 2, 3, 3)))
+        .init("t2", u8, np.array(1)).node("ConvInteger", ["t0", "t1", "t2"], ["t3"], name="n1").output("t3"),
+        "QLinearConv": Asm().input("t0", u8, (1, 2, 4, 4)).init("t1", f32, np.array(0.5)).init("t2", u8, np.array(2))
+        .init("t3", i8, np.ones((3, 2, 3, 3))).init("t4", f32, np.array(0.25)).init("t5", i8, np.array(0))
+        .init("t6", f32, np.array(2.0)).init("t7", u8, np.array(1))
+        .node("QLinearConv", ["t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"], ["t8"], name="n1").output("t8"),
+        "QuantMatMul": Asm().input("t0", f32, (2, 4)).init("t1", i8, np.zeros(8))
+        .node("QuantMatMul", ["t0", "", "", "t1"], ["t2"], name="n1").attr(None, "activation", "gelu").output("t2"),
+    }
+
+
 def cnn_graph_seeds() -> dict:
     """One program per CNN op (NCHW).  The byte code has no names for
     kernel_shape / strides / pads / blocksize, so the pools and the
@@ -416,6 +447,7 @@ def graph_seeds() -> dict[str, bytes]:
         .node("Einsum", ["t0", "t1"], ["t2"], name="n1").attr(None, "equation", "ij,jk->ik").output("t2"),
     })
     progs.update(cnn_graph_seeds())
+    progs.update(quant_graph_seeds())
     for op in ["Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "LessOrEqual", "Greater",
                "GreaterOrEqual"]:
         progs[op] = binary(op)
