@@ -13,16 +13,17 @@
  * transposes a layout change costs at the graph edges:
  *
  *   layer                    NCHW step   NHWC product   + edge transposes
- *   ResNet-18 3x3 64@56        2.68         2.45            3.03
- *   ResNet-18 3x3 128@28       2.30         1.90            2.20
- *   ResNet-18 3x3 256@14       2.10         1.79            1.96
- *   ResNet-18 3x3 512@7        2.66         2.37            2.47
- *   ResNet-18 1x1/2 128->256   0.20         0.13            0.26
- *   MobileNetV2 1x1 24->144    0.58         0.33            0.83
- *   MobileNetV2 1x1 144->24    0.56         0.41            1.00
- *   MobileNetV2 1x1 320->1280  0.50         0.35            0.43
+ *   ResNet-18 7x7/2 stem       3.61         2.59           12.42
+ *   ResNet-18 3x3 64@56        2.87         2.34            2.97
+ *   ResNet-18 3x3 128@28       2.31         1.73            2.06
+ *   ResNet-18 3x3 256@14       2.44         1.82            1.97
+ *   ResNet-18 3x3 512@7        2.66         2.46            2.55
+ *   ResNet-18 1x1/2 128->256   0.27         0.13            0.26
+ *   MobileNetV2 1x1 24->144    0.44         0.30            0.68
+ *   MobileNetV2 1x1 144->24    0.41         0.34            0.81
+ *   MobileNetV2 1x1 320->1280  0.60         0.38            0.46
  *
- * The NHWC product alone is 10-40% faster than the NCHW step, but it
+ * The NHWC product alone is 10-50% faster than the NCHW step, but it
  * leaves out its own im2col (the NCHW step includes it) and needs the
  * whole network re-laid; with one transpose pair per conv it is slower on
  * the early layers and about equal on the late ones.  Not measured: NHWC
