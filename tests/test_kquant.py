@@ -14,7 +14,7 @@ two oracles computed here:
   - a numpy transcription of ggml's quantize_row_q8_K_ref for the q8_K
     activation quantiser (byte-exact).
 
-End to end: small llama GGUF files with q4_K, q6_K, q8_0, f16 and bf16
+End to end: small llama GGUF files with q4_K, q5_K, q6_K, q8_0, f16 and bf16
 matrices (and one mixing q4_K / q6_K as a Q4_K_M file does), written here
 with the gguf package and random weights, load and give logits equal to
 llama-cpp-python's on the same file within a tolerance stated in the test.
@@ -25,7 +25,7 @@ import pytest
 import peregrine_nb as pg
 from peregrine_nb import kernels
 from peregrine_nb._lib import ffi, lib
-from peregrine_nb.errors import ShapeError, DTypeError, UnsupportedError
+from peregrine_nb.errors import UnsupportedError
 from peregrine_nb.gguf import dequantize as pg_dequantize
 
 gguf = pytest.importorskip("gguf")
@@ -282,13 +282,21 @@ def test_errors_name_the_type():
 
 # ---- end to end: small llama files ------------------------------------------------
 
+def _mg():
+    """tests/llm/make_gguf_models.py (its vocabulary and weight writers)."""
+    import sys
+    from pathlib import Path
+    d = str(Path(__file__).parent / "llm")
+    if d not in sys.path:
+        sys.path.insert(0, d)
+    import make_gguf_models
+    return make_gguf_models
+
+
 def _write_llama(path, wtypes, E=256, F=512, L=2, H=4, KV=2, V=300, seed=0):
     """A llama GGUF with the byte vocabulary of tests/llm/make_gguf_models.py;
     wtypes maps a tensor role ("attn_q", ..., "output", "token_embd") to a type."""
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).parent / "llm"))
-    import make_gguf_models as mg
+    mg = _mg()
     rng = np.random.default_rng(seed)
     tokens, merges, ttypes = mg.make_vocab()
     w = gguf.GGUFWriter(str(path), "llama")
@@ -343,6 +351,7 @@ def _write_llama(path, wtypes, E=256, F=512, L=2, H=4, KV=2, V=300, seed=0):
 
 FILES = {
     "q4_K": {"default": "q4_K"},
+    "q5_K": {"default": "q5_K"},
     "q6_K": {"default": "q6_K"},
     "q8_0": {"default": "q8_0"},
     "f16": {"default": "f16"},
@@ -394,7 +403,7 @@ def test_unsupported_weight_type_names_the_tensor(tmp_path):
     from gguf import GGMLQuantizationType as Tq
     path = tmp_path / "q2k.gguf"
     # a q2_K tensor: random bytes with finite scales
-    import make_gguf_models as mg  # noqa: F401  (importable after _write_llama put it on the path)
+    mg = _mg()
     orig = mg._matrix
 
     def matrix(rng, rows, cols, wtype, std):
