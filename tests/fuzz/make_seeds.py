@@ -326,6 +326,11 @@ def cnn_graph_seeds() -> dict:
         "PRelu": Asm().input("t0", f32, (2, 3, 2)).init("t1", f32, [[0.25], [0.5], [-1.0]])
         .node("PRelu", ["t0", "t1"], ["t2"], name="n1").output("t2"),
         "DepthToSpace": on("DepthToSpace", (1, 4, 2, 3)), "SpaceToDepth": on("SpaceToDepth"),
+        # the passes' own steps (conv_act_fusion, maxpool_fast), built directly
+        "FusedConv": Asm().input("t0", f32, (1, 2, 4, 4)).init("t1", f32, np.ones((3, 2, 3, 3)))
+        .init("t2", f32, np.zeros(3)).node("FusedConv", ["t0", "t1", "t2"], ["t3"], name="n1")
+        .attr(None, "activation", "relu").output("t3"),
+        "FastMaxPool": on("FastMaxPool"),
     }
 
 
