@@ -281,3 +281,29 @@ def test_every_cpu_level_and_a_saved_model(tmp_path):
     loaded = pg.load_compiled(path)
     assert loaded.op_types == m.op_types
     assert rel_err(loaded.run({"x": x})[out], ref) <= TOL
+
+
+# -- 1-D convs (Whisper's front end) run on the 2-D GEMM form -------------------
+
+@pytest.mark.parametrize("C,M,W,k,s,p,bias", [(80, 32, 50, 3, 1, 1, True), (32, 32, 50, 3, 2, 1, True),
+                                              (7, 5, 13, 5, 1, 0, False), (3, 4, 9, 1, 2, 0, True)])
+def test_conv1d_on_the_gemm_form(C, M, W, k, s, p, bias):
+    rng = np.random.default_rng(C * W + k)
+    x = rng.standard_normal((2, C, W)).astype(np.float32)
+    inits = [numpy_helper.from_array((rng.standard_normal((M, C, k)) / np.sqrt(C * k)).astype(np.float32), "w")]
+    ins = ["x", "w"]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(M).astype(np.float32), "b"))
+        ins.append("b")
+    Wo = out_hw(W, k, s, p)
+    g = helper.make_graph([helper.make_node("Conv", ins, ["y"], kernel_shape=[k], strides=[s], pads=[p, p])],
+                          "conv1d", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, M, Wo])], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    ref = ort_run(model, x)
+    for level in (0, 3):
+        m, cm = compiled(model, x, level)
+        got = cm.run({"x": x})["y"]
+        assert got.shape == ref.shape and rel_err(got, ref) <= TOL, (level, rel_err(got, ref))
+        bound = [kk for kk in cm.kernels if kk["op_type"] in ("Conv", "FusedConv")]
+        assert bound and all(any(n.startswith("f32_gemm") for n in kk["kernels"]) for kk in bound), bound

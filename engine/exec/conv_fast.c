@@ -85,10 +85,18 @@ pg_conv_act pg_conv_act_from_name(const char *s)
 
 enum { CONV_REF = 0, CONV_GEMM = 1, CONV_DW = 2 };
 
+/* 2-D convs, and 1-D ones (Whisper's front end, audio): pg_win_geometry
+ * puts a 1-D window in the last dim with height 1, and [N, C, W] is laid
+ * out as [N, C, 1, W], so the 2-D forms run it unchanged. */
+static int fast_rank(const pg_tensor *x, const pg_tensor *wt)
+{
+    return (x->rank == 4 || x->rank == 3) && wt->rank == x->rank;
+}
+
 /* Which fast form a node takes (CONV_REF: the reference loop). */
 static int conv_form(const pg_node *n, const pg_tensor *x, const pg_tensor *wt, const pg_win *w)
 {
-    if (x->dtype != PG_DTYPE_FLOAT32 || wt->dtype != PG_DTYPE_FLOAT32 || x->rank != 4 ||
+    if (x->dtype != PG_DTYPE_FLOAT32 || wt->dtype != PG_DTYPE_FLOAT32 || !fast_rank(x, wt) ||
         wt->layout != PG_LAYOUT_ROW_MAJOR)
         return CONV_REF;
     int64_t G = pg_ir_attr_int(n, "group", 1), C = x->shape[1], M = wt->shape[0];
@@ -185,10 +193,10 @@ pg_status pg_bind_conv(const pg_node *n, const pg_tensor *const *in, const pg_te
         return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': attribute 'activation' is '%s'; FusedConv "
                        "takes none, relu, clip, hardswish or silu", n->name,
                        pg_ir_attr_string(n, "activation", ""));
-    if (x->rank != 4 || wt->rank != 4)
-        return PG_OK;   /* 1D / 3D: the reference loop */
+    if (!fast_rank(x, wt))
+        return PG_OK;   /* 3D: the reference loop */
     pg_win w;
-    pg_status st = pg_win_geometry(n, PG_WIN_CONV, 2, x->shape + 2, wt->shape + 2, &w);
+    pg_status st = pg_win_geometry(n, PG_WIN_CONV, x->rank - 2, x->shape + 2, wt->shape + 2, &w);
     if (st)
         return st;
     int form = conv_form(n, x, wt, &w);
@@ -206,10 +214,10 @@ size_t pg_scratch_conv(const pg_node *n, const pg_tensor *const *in, const pg_te
 {
     (void)out;
     const pg_tensor *x = in[0], *wt = in[1];
-    if (!b->kern[0] || x->rank != 4)
+    if (!b->kern[0] || !fast_rank(x, wt))
         return 0;
     pg_win w;
-    if (pg_win_geometry(n, PG_WIN_CONV, 2, x->shape + 2, wt->shape + 2, &w) != PG_OK) {
+    if (pg_win_geometry(n, PG_WIN_CONV, x->rank - 2, x->shape + 2, wt->shape + 2, &w) != PG_OK) {
         pg_clear_error();
         return 0;
     }
@@ -670,7 +678,7 @@ pg_status pg_conv_fast(pg_kctx *k, const pg_win *w)
     const pg_variant *v = k->bind->kern[0];
     if (!v)
         return pg_fail(PG_ERR_INTERNAL, "node '%s': conv fast path without a kernel", k->node->name);
-    int form = k->in[0]->rank == 4 ? conv_form(k->node, k->in[0], k->in[1], w) : CONV_REF;
+    int form = conv_form(k->node, k->in[0], k->in[1], w);
     if (form == CONV_GEMM && pg_variant_index(&pg_kernels_sgemm, v) >= 0)
         return conv_gemm(k, w, &e);
     if (form == CONV_DW && (pg_variant_index(&pg_kernels_dwconv3x3, v) >= 0 ||
