@@ -212,7 +212,9 @@ class MiniLM:
     rounded up to a multiple of ``pad_multiple`` (padding never changes an
     embedding: padded keys are masked out and padded rows never pooled), and
     a graph is compiled per (batch, padded length) and kept, the
-    ``cache_size`` most recently used of them.
+    ``cache_size`` most recently used of them (default: 16, or every shape
+    a compiled folder holds - a bucketed run uses them all in turn, and an
+    evicted one costs a reload and its arena's pages faulted in again).
 
     ``save(folder)`` writes the compiled shapes (one file, the weights
     stored once) with the tokenizer and config; ``MiniLM(compiled_dir=
@@ -222,7 +224,7 @@ class MiniLM:
 
     def __init__(self, model_dir: str | None = None, level: int = 3, threads: int | None = None,
                  max_seq_length: int | None = None, onnx_path: str | None = None,
-                 batch_size: int = 32, pad_multiple: int = 16, cache_size: int = 16,
+                 batch_size: int = 32, pad_multiple: int = 16, cache_size: int | None = None,
                  compiled_dir: str | os.PathLike | None = None, precision: str = "fp32") -> None:
         from tokenizers import Tokenizer
         from ..compiled import _precision_code
@@ -253,6 +255,8 @@ class MiniLM:
         self.level, self.threads, self.batch_size = level, threads, int(batch_size)
         self.tokenizer = Tokenizer.from_file(os.path.join(self.model_dir, "tokenizer.json"))
         self.tokenizer.enable_truncation(self.max_seq_length)
+        if cache_size is None:
+            cache_size = max(16, len(self._saved))
         self.pad_multiple, self.cache_size = max(1, int(pad_multiple)), max(1, int(cache_size))
         # to the longest in the batch, rounded up (fewer distinct shapes to compile)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]", pad_to_multiple_of=self.pad_multiple)
