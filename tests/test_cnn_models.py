@@ -25,9 +25,7 @@ naming the node and the attribute.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -42,7 +40,8 @@ mcm = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(mcm)     # plain data only: no torch import at collection
 
 sys.path.insert(0, HERE)
-from test_onnx_models import TOL, rel_err, unsupported_is_xfail  # noqa: E402
+from test_onnx_models import (TOL, _entry, model_files, read_manifest, rel_err,  # noqa: E402
+                              unsupported_is_xfail)
 
 LEVELS = (0, 3)
 
@@ -53,35 +52,14 @@ LEVELS = (0, 3)
 
 @pytest.fixture(scope="session")
 def cnn_models_dir(tmp_path_factory) -> str:
-    out = os.environ.get("PEREGRINE_CNN_MODELS_DIR") or str(tmp_path_factory.mktemp("cnn_models"))
-    if os.path.exists(os.path.join(out, "manifest.json")):
-        return out
-    for mod in ("torch", "onnx", "onnxruntime"):
-        if importlib.util.find_spec(mod) is None:
-            pytest.skip(f"exporting the CNN models needs `{mod}` (the `test` extra of pyproject.toml)")
-    r = subprocess.run([sys.executable, MAKE, "--out", out], capture_output=True, text=True, timeout=1200)
-    print(r.stdout[-4000:])
-    if r.returncode != 0:
-        pytest.fail(f"make_cnn_models.py failed (exit {r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
-    return out
+    missing = next((f"exporting the CNN models needs `{m}` (the `test` extra of pyproject.toml)"
+                    for m in ("torch", "onnx", "onnxruntime") if importlib.util.find_spec(m) is None), None)
+    return model_files(tmp_path_factory, MAKE, "PEREGRINE_CNN_MODELS_DIR", "cnn_models", missing)
 
 
 @pytest.fixture(scope="session")
 def cnn_manifest(cnn_models_dir) -> dict:
-    with open(os.path.join(cnn_models_dir, "manifest.json")) as f:
-        m = json.load(f)
-    return {(e["model"], e["exporter"]): e for e in m["models"]}
-
-
-def _entry(manifest, name, exporter) -> dict:
-    e = manifest.get((name, exporter))
-    if e is None:
-        pytest.skip(f"{name}-{exporter} is not in the manifest (made with --only?)")
-    if not e["exported"]:
-        pytest.skip(f"{name} does not export with the {exporter} exporter: {e['reason']}")
-    if not e.get("refs", False):
-        pytest.skip(f"{name}-{exporter}: no ORT reference: {e.get('reason', '')}")
-    return e
+    return read_manifest(cnn_models_dir)
 
 
 _loaded: dict = {}   # (path, level) -> OnnxModel or the exception loading it raised

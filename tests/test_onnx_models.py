@@ -89,26 +89,39 @@ def _missing_export_deps() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def models_dir(tmp_path_factory) -> str:
-    out = os.environ.get("PEREGRINE_MODELS_DIR") or str(tmp_path_factory.mktemp("onnx_models"))
+def model_files(tmp_path_factory, script: str, env_var: str, name: str, missing: str | None) -> str:
+    """The folder a model-making script wrote (its manifest.json and the
+    files), made once per session into a temporary folder, or the folder
+    ``$env_var`` names when it holds a manifest already.  ``missing``: why
+    the script cannot run here (a skip), or None."""
+    out = os.environ.get(env_var) or str(tmp_path_factory.mktemp(name))
     if os.path.exists(os.path.join(out, "manifest.json")):
         return out
-    why = _missing_export_deps()
-    if why:
-        pytest.skip(why)
-    r = subprocess.run([sys.executable, MAKE_MODELS, "--out", out], capture_output=True, text=True, timeout=1200)
+    if missing:
+        pytest.skip(missing)
+    r = subprocess.run([sys.executable, script, "--out", out], capture_output=True, text=True, timeout=1200)
     print(r.stdout[-4000:])
     if r.returncode != 0:
-        pytest.fail(f"make_models.py failed (exit {r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
+        pytest.fail(f"{os.path.basename(script)} failed (exit {r.returncode}):\n{r.stdout[-2000:]}\n"
+                    f"{r.stderr[-4000:]}")
     return out
+
+
+def read_manifest(folder: str) -> dict:
+    """{(model, exporter): entry} of a folder's manifest.json."""
+    with open(os.path.join(folder, "manifest.json")) as f:
+        m = json.load(f)
+    return {(e["model"], e["exporter"]): e for e in m["models"]}
+
+
+@pytest.fixture(scope="session")
+def models_dir(tmp_path_factory) -> str:
+    return model_files(tmp_path_factory, MAKE_MODELS, "PEREGRINE_MODELS_DIR", "onnx_models", _missing_export_deps())
 
 
 @pytest.fixture(scope="session")
 def manifest(models_dir) -> dict:
-    with open(os.path.join(models_dir, "manifest.json")) as f:
-        m = json.load(f)
-    return {(e["model"], e["exporter"]): e for e in m["models"]}
+    return read_manifest(models_dir)
 
 
 def _entry(manifest, name, exporter) -> dict:
