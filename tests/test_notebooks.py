@@ -53,6 +53,9 @@ def test_notebook_is_stored_without_outputs(name):
 def execute(name: str, tmp_path: Path) -> nbformat.NotebookNode:
     work = tmp_path / "notebooks"
     shutil.copytree(NB_DIR, work)
+    # the repository's layout around the copy: notebooks/ beside tests/
+    # (08_cnn runs tests/models/make_cnn_models.py, as it does in a checkout)
+    (tmp_path / "tests").symlink_to(NB_DIR.parent / "tests", target_is_directory=True)
     nb = nbformat.read(work / name, as_version=4)
     client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
                             resources={"metadata": {"path": str(work)}})
