@@ -34,6 +34,8 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from engine_worker import ort_session  # noqa: E402
 MAKE = os.path.join(HERE, "..", "tests", "models", "make_cnn_models.py")
 
 
@@ -53,16 +55,6 @@ def export_model(name: str, d: str) -> tuple[str, str]:
         sample = mm.make_inputs((1, 224, 224), seed, 0)
         mm.export(module, ins, outs, sample, path, "torchscript")
     return path, ins[0]
-
-
-def ort_session(path: str, threads: int):
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
 def race(fns: dict, rounds: int, pause: float = 0.01) -> dict:

@@ -38,13 +38,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import engine_worker  # noqa: E402
+from engine_worker import ort_session, serve  # noqa: E402
 MAKE_MODELS = os.path.join(HERE, "..", "tests", "models", "make_models.py")
 BERT_BASE_SHAPED = ("bert", "distilbert", "roberta")
 SEQ = 128
@@ -140,14 +142,8 @@ def natural_input(name: str) -> str:
 # workers: one engine each; read commands on stdin, answer one JSON line
 # ---------------------------------------------------------------------------
 
-def _one_line(e: BaseException) -> str:
-    msg = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {msg[0] if msg else ''}"[:400]
-
-
 def worker(engine: str, name: str, path: str, batch: int, threads: int) -> None:
-    t0 = time.perf_counter()
-    try:
+    def setup():
         if name == "minilm":
             ids, mask = minilm_inputs(batch)
             feeds = {"input_ids": ids, "attention_mask": mask}
@@ -156,90 +152,29 @@ def worker(engine: str, name: str, path: str, batch: int, threads: int) -> None:
         if engine in ("builder", "onnx-path"):
             import peregrine_nb as pg
             enc = pg.models.minilm(threads=threads, onnx_path=path if engine == "onnx-path" else None)
-            run = lambda: enc.forward(ids, mask)  # noqa: E731
-        elif engine == "peregrine":
+            return lambda: enc.forward(ids, mask)
+        if engine == "peregrine":
             import peregrine_nb as pg
             model = pg.OnnxModel(path, level=3, threads=threads)
             feeds = {k: v for k, v in feeds.items() if k in model.input_names}
-            run = lambda: model.run(feeds)  # noqa: E731
-        elif engine == "onnxruntime":
-            import onnxruntime as ort
-            so = ort.SessionOptions()
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            so.intra_op_num_threads = threads
-            so.inter_op_num_threads = 1
-            so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-            so.log_severity_level = 3
-            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+            return lambda: model.run(feeds)
+        if engine == "onnxruntime":
+            sess = ort_session(path, threads, quiet=True)
             names = [i.name for i in sess.get_inputs()]
             feeds = {k: v for k, v in feeds.items() if k in names}
-            run = lambda: sess.run(None, feeds)  # noqa: E731
-        else:
-            raise SystemExit(f"unknown engine {engine}")
-        run()     # warm up (the first Peregrine run also compiles for these shapes)
-        setup = time.perf_counter() - t0
-        run()
-    except Exception as e:
-        print(json.dumps({"error": _one_line(e)}), flush=True)
-        return
-    print(json.dumps({"ready": True, "setup_s": setup}), flush=True)
-    for line in sys.stdin:
-        if line.strip() != "run":
-            break
-        t0 = time.perf_counter()
-        run()
-        print(json.dumps({"t": time.perf_counter() - t0}), flush=True)
+            return lambda: sess.run(None, feeds)
+        raise SystemExit(f"unknown engine {engine}")
+    serve(setup)
 
 
 # ---------------------------------------------------------------------------
 # the parent
 # ---------------------------------------------------------------------------
 
-class Worker:
+class Worker(engine_worker.Worker):
     def __init__(self, engine, name, path, batch, threads):
-        env = dict(os.environ)
-        for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            env[k] = str(threads)
         self.engine = engine
-        self.p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", engine, name, path,
-                                   str(batch), str(threads)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        self.ready = self._read()
-        self.error = self.ready.get("error") if self.ready else "the worker died"
-        self.times: list[float] = []
-
-    def _read(self):
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                return None
-            try:
-                return json.loads(line)
-            except ValueError:
-                continue   # library chatter on stdout
-
-    def run_once(self):
-        if self.error:
-            return
-        self.p.stdin.write("run\n")
-        self.p.stdin.flush()
-        r = self._read()
-        if r is None:
-            self.error = "the worker died while running"
-        else:
-            self.times.append(r["t"])
-
-    def close(self):
-        try:
-            self.p.stdin.write("stop\n")
-            self.p.stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass
-        self.p.wait()
-
-    @property
-    def median_ms(self):
-        return statistics.median(self.times) * 1e3 if self.times and not self.error else None
+        super().__init__(__file__, [engine, name, path, batch, threads], threads)
 
 
 def ensure_models(out: str, names, exporters) -> dict:

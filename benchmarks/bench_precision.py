@@ -44,14 +44,9 @@ def worker(engine: str, batch: int, threads: int, onnx_path: str, out_npy: str) 
         run = lambda: next(iter(model.run(feeds).values()))  # noqa: E731
         got = model.precision
     else:
-        import onnxruntime as ort
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        from engine_worker import ort_session
         path = onnx_path if engine == "ort-fp32" else onnx_path.replace(".onnx", ".int8.onnx")
-        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        sess = ort_session(path, threads)
         feeds = {"input_ids": ids, "attention_mask": mask}
         run = lambda: sess.run(None, feeds)[0]  # noqa: E731
         got = "fp32" if engine == "ort-fp32" else "int8 (quantize_dynamic)"

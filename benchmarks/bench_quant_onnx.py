@@ -31,13 +31,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import engine_worker  # noqa: E402
+from engine_worker import ort_session, serve  # noqa: E402
+
 MAKE = os.path.join(HERE, "..", "tests", "models", "make_quant_models.py")
 TARGET = 1.1
 
@@ -60,86 +63,23 @@ def bench_inputs(batch: int, seq: int) -> dict:
 
 
 def worker(engine: str, path: str, batch: int, seq: int, threads: int) -> None:
-    t0 = time.perf_counter()
-    try:
+    def setup():
         feeds = bench_inputs(batch, seq)
         if engine == "peregrine":
             import peregrine_nb as pg
             model = pg.OnnxModel(path, level=3, threads=threads)
             feeds = {k: v for k, v in feeds.items() if k in model.input_names}
-            run = lambda: model.run(feeds)  # noqa: E731
-        else:
-            import onnxruntime as ort
-            so = ort.SessionOptions()
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            so.intra_op_num_threads = threads
-            so.inter_op_num_threads = 1
-            so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-            so.log_severity_level = 3
-            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-            names = [i.name for i in sess.get_inputs()]
-            feeds = {k: v for k, v in feeds.items() if k in names}
-            run = lambda: sess.run(None, feeds)  # noqa: E731
-        run()
-        setup = time.perf_counter() - t0
-        run()
-    except Exception as e:
-        msg = str(e).strip().splitlines()
-        print(json.dumps({"error": f"{type(e).__name__}: {msg[0] if msg else ''}"[:300]}), flush=True)
-        return
-    print(json.dumps({"ready": True, "setup_s": setup}), flush=True)
-    for line in sys.stdin:
-        if line.strip() != "run":
-            break
-        t0 = time.perf_counter()
-        run()
-        print(json.dumps({"t": time.perf_counter() - t0}), flush=True)
+            return lambda: model.run(feeds)
+        sess = ort_session(path, threads, quiet=True)
+        names = [i.name for i in sess.get_inputs()]
+        feeds = {k: v for k, v in feeds.items() if k in names}
+        return lambda: sess.run(None, feeds)
+    serve(setup)
 
 
-class Worker:
+class Worker(engine_worker.Worker):
     def __init__(self, engine, path, batch, seq, threads):
-        env = dict(os.environ)
-        for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            env[k] = str(threads)
-        self.p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", engine, path,
-                                   str(batch), str(seq), str(threads)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        r = self._read()
-        self.error = (r or {}).get("error") if r else "the worker died"
-        self.times: list[float] = []
-
-    def _read(self):
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                return None
-            try:
-                return json.loads(line)
-            except ValueError:
-                continue
-
-    def run_once(self):
-        if self.error:
-            return
-        self.p.stdin.write("run\n")
-        self.p.stdin.flush()
-        r = self._read()
-        if r is None:
-            self.error = "the worker died while running"
-        else:
-            self.times.append(r["t"])
-
-    def close(self):
-        try:
-            self.p.stdin.write("stop\n")
-            self.p.stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass
-        self.p.wait()
-
-    @property
-    def median_ms(self):
-        return statistics.median(self.times) * 1e3 if self.times and not self.error else None
+        super().__init__(__file__, [engine, path, batch, seq, threads], threads)
 
 
 def ensure_models(out: str) -> dict:

@@ -1,0 +1,111 @@
+"""One engine per worker process, for the benchmarks that race Peregrine
+against ONNX Runtime on the same file (bench_onnx_models, bench_quant_onnx,
+bench_cnn, bench_precision).
+
+Each engine runs in its own process, given only the threads it is told to
+use, and the parent tells them in turn to "run" once, so the noise of a
+shared machine falls on both alike.  The child side is serve(); the parent
+side is Worker.  The protocol is one JSON line per message on stdout
+({"ready": ...} or {"error": ...} once, then {"t": seconds} per run);
+other lines there (library chatter) are skipped.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Callable
+
+
+def ort_session(path: str, threads: int, quiet: bool = False):
+    """ONNX Runtime as the benchmarks run it: ORT_ENABLE_ALL, ``threads``
+    intra-op threads, one inter-op thread, sequential."""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if quiet:
+        so.log_severity_level = 3
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def _one_line(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {msg[0] if msg else ''}"[:400]
+
+
+def serve(setup: Callable[[], Callable[[], object]]) -> None:
+    """The child: ``setup()`` builds the engine and returns its run
+    function; run twice (the first Peregrine run also compiles for the
+    shapes), report ready with the setup time, then one timed run per
+    "run" line on stdin until another line comes.  A failure in setup is
+    reported as {"error": ...}."""
+    t0 = time.perf_counter()
+    try:
+        run = setup()
+        run()
+        setup_s = time.perf_counter() - t0
+        run()
+    except Exception as e:
+        print(json.dumps({"error": _one_line(e)}), flush=True)
+        return
+    print(json.dumps({"ready": True, "setup_s": setup_s}), flush=True)
+    for line in sys.stdin:
+        if line.strip() != "run":
+            break
+        t0 = time.perf_counter()
+        run()
+        print(json.dumps({"t": time.perf_counter() - t0}), flush=True)
+
+
+class Worker:
+    """The parent's handle on one child: ``script --worker *args`` with the
+    BLAS / OpenMP thread counts set to ``threads``."""
+
+    def __init__(self, script: str, args, threads: int):
+        env = dict(os.environ)
+        for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            env[k] = str(threads)
+        self.p = subprocess.Popen([sys.executable, os.path.abspath(script), "--worker", *map(str, args)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.ready = self._read()
+        self.error = self.ready.get("error") if self.ready else "the worker died"
+        self.times: list[float] = []
+
+    def _read(self):
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                return None
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue   # library chatter on stdout
+
+    def run_once(self):
+        if self.error:
+            return
+        self.p.stdin.write("run\n")
+        self.p.stdin.flush()
+        r = self._read()
+        if r is None:
+            self.error = "the worker died while running"
+        else:
+            self.times.append(r["t"])
+
+    def close(self):
+        try:
+            self.p.stdin.write("stop\n")
+            self.p.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass
+        self.p.wait()
+
+    @property
+    def median_ms(self):
+        return statistics.median(self.times) * 1e3 if self.times and not self.error else None
