@@ -233,13 +233,6 @@ static int check_driver(const pg_kernel_family *op, int v, dbufs *d)
     return 1;
 }
 
-static double clock_s(int threads)
-{
-    struct timespec ts;
-    clock_gettime(threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, size_t K, double peak1)
 {
     size_t kp = pg_bf16_kp(K);
@@ -250,17 +243,17 @@ static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, si
     double flops = 2.0 * M * N * K;
     for (int t = 1; t <= 2; t++) {
         int calls = 0;
-        double t0 = clock_s(t);
-        while (clock_s(t) - t0 < 0.02 || calls < 2) {
+        double t0 = checkasm_clock_s(t);
+        while (checkasm_clock_s(t) - t0 < 0.02 || calls < 2) {
             pg_bf16_gemm_packed(var, M, N, K, d->Ab, kp, d->packed, 0, NULL, 0, d->Cnew, N, t);
             calls++;
         }
         double best = 1e30;
         for (int rep = 0; rep < 7; rep++) {
-            double s = clock_s(t);
+            double s = checkasm_clock_s(t);
             for (int c = 0; c < calls; c++)
                 pg_bf16_gemm_packed(var, M, N, K, d->Ab, kp, d->packed, 0, NULL, 0, d->Cnew, N, t);
-            double sec = (clock_s(t) - s) / calls;
+            double sec = (checkasm_clock_s(t) - s) / calls;
             best = sec < best ? sec : best;
         }
         double g = flops / best * 1e-9;

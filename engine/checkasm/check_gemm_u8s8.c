@@ -187,13 +187,6 @@ static int check_driver(const pg_kernel_family *op, int v, dbufs *d)
     return 1;
 }
 
-static double clock_s(int threads)
-{
-    struct timespec ts;
-    clock_gettime(threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, size_t K, double peak1)
 {
     size_t kp = (K + 3) / 4 * 4;
@@ -210,17 +203,17 @@ static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, si
     double ops = 2.0 * M * N * K;
     for (int t = 1; t <= 2; t++) {
         int calls = 0;
-        double t0 = clock_s(t);
-        while (clock_s(t) - t0 < 0.02 || calls < 2) {
+        double t0 = checkasm_clock_s(t);
+        while (checkasm_clock_s(t) - t0 < 0.02 || calls < 2) {
             pg_u8s8_gemm_packed(var, M, N, d->Aq, kp, &pk, 0, &ep, d->Cnew, N, t);
             calls++;
         }
         double best = 1e30;
         for (int rep = 0; rep < 7; rep++) {
-            double s = clock_s(t);
+            double s = checkasm_clock_s(t);
             for (int c = 0; c < calls; c++)
                 pg_u8s8_gemm_packed(var, M, N, d->Aq, kp, &pk, 0, &ep, d->Cnew, N, t);
-            double sec = (clock_s(t) - s) / calls;
+            double sec = (checkasm_clock_s(t) - s) / calls;
             best = sec < best ? sec : best;
         }
         double g = ops / best * 1e-9;

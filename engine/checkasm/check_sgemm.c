@@ -237,13 +237,6 @@ static int check_driver(int v, bufs *b)
 
 /* One thread runs on the caller and is timed in its CPU time (a shared,
  * busy machine steals time slices, not cycles); two threads in wall time. */
-static double clock_s(int threads)
-{
-    struct timespec ts;
-    clock_gettime(threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void bench_driver(int v, size_t M, size_t N, size_t K, double peak1)
 {
     float *A = checkasm_alloc_f32(M * K), *B = checkasm_alloc_f32(K * N);
@@ -256,18 +249,18 @@ static void bench_driver(int v, size_t M, size_t N, size_t K, double peak1)
     double flops = 2.0 * M * N * K;
     for (int t = 1; t <= 2; t++) {
         int calls = 0;
-        double t0 = clock_s(t);
-        while (clock_s(t) - t0 < 0.02 || calls < 2) {
+        double t0 = checkasm_clock_s(t);
+        while (checkasm_clock_s(t) - t0 < 0.02 || calls < 2) {
             pg_sgemm_packed(M, A, K, pb, NULL, PG_ACT_NONE, C, N, t);
             calls++;
         }
         /* best of 7 batches */
         double best = 1e30;
         for (int rep = 0; rep < 7; rep++) {
-            double s = clock_s(t);
+            double s = checkasm_clock_s(t);
             for (int c = 0; c < calls; c++)
                 pg_sgemm_packed(M, A, K, pb, NULL, PG_ACT_NONE, C, N, t);
-            double sec = (clock_s(t) - s) / calls;
+            double sec = (checkasm_clock_s(t) - s) / calls;
             if (sec < best)
                 best = sec;
         }

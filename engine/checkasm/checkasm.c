@@ -86,6 +86,13 @@ void checkasm_fill_f32(float *p, size_t n, float lo, float hi)
 }
 
 int checkasm_small(void) { return state.small; }
+
+double checkasm_clock_s(int threads)
+{
+    struct timespec ts;
+    clock_gettime(threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 int checkasm_failures(void) { return state.total_fail_reports; }
 int checkasm_bench_enabled(void) { return state.bench; }
 

@@ -97,6 +97,9 @@ void checkasm_bench_work(double flops, double bytes);
 void checkasm_bench_label(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Nonzero under --small (or CHECKASM_SMALL=1): emulated runs use small sizes. */
 int checkasm_small(void);
+/* Seconds for the driver benches: this thread's CPU time at 1 thread (a
+ * shared machine's other load does not count), wall time otherwise. */
+double checkasm_clock_s(int threads);
 /* Nonzero when --bench was given. */
 int checkasm_bench_enabled(void);
 /* Print one line per op: ok / FAILED, and the variants checked. */
