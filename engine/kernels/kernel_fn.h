@@ -35,6 +35,8 @@
 typedef struct pg_sgemm_epilogue pg_sgemm_epilogue;
 /* dwconv's one argument, defined in dwconv/dwconv.h */
 typedef struct pg_dwconv_args pg_dwconv_args;
+/* conv_nchwc's one argument, defined in conv_nchwc/conv_nchwc.h */
+typedef struct pg_conv_nchwc_args pg_conv_nchwc_args;
 /* gemm_u8s8's epilogue, defined in gemm_u8s8/gemm_u8s8.h */
 typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
 
@@ -76,6 +78,8 @@ typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
            const void *X, size_t ldx, float *C, size_t ldc)                                    \
     /* one row of a depthwise 3x3 / 5x5 conv, NHWC (dwconv/dwconv.h) */                        \
     ENTRY_(dwconv, pg_f32_dwconv_fn, void, const pg_dwconv_args *a)                            \
+    /* a block of output channels x a run of pixels, NCHWc (conv_nchwc/conv_nchwc.h) */         \
+    ENTRY_(conv_nchwc, pg_f32_conv_nchwc_fn, void, const pg_conv_nchwc_args *a)                \
     /* one MR x NR tile of u8 x s8 -> int32, dequantised / requantised (gemm_u8s8/gemm_u8s8.h) */ \
     ENTRY_(gemm_u8s8, pg_gemm_u8s8_ukernel_fn, void, size_t mr, size_t nr, size_t k,          \
            const uint8_t *a, size_t lda, const int8_t *b, void *c, size_t ldc,                 \

@@ -23,6 +23,7 @@
 #include "gemm_u8s8/gemm_u8s8.h"
 #include "gemm_bf16/gemm_bf16.h"
 #include "dwconv/dwconv.h"
+#include "conv_nchwc/conv_nchwc.h"
 
 static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_vadd,
@@ -68,6 +69,7 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_cvt_bf16,
     &pg_kernels_dwconv3x3,
     &pg_kernels_dwconv5x5,
+    &pg_kernels_conv_nchwc,
 };
 
 const pg_kernel_family *const *pg_kernel_families_all(int *count)

@@ -27,6 +27,7 @@
 #include "gemm_u8s8/gemm_u8s8.h"
 #include "sgemm/sgemm.h"
 #include "dwconv/dwconv.h"
+#include "conv_nchwc/conv_nchwc.h"
 #include "variant.h"
 
 #define N_MAX 67                 /* odd: the vector loops' tails run too */
@@ -182,6 +183,28 @@ static int check_dwconv(const pg_variant *v, const pg_variant *r)
     return close_all(want, got, W * C);
 }
 
+/* conv_nchwc: 9 pixels (a chunk of 6 and a tail of 3) x 2 filter blocks,
+ * 2 input blocks, 3x3 taps, stride 2, ReLU6 */
+static int check_conv_nchwc(const pg_variant *v, const pg_variant *r)
+{
+    const pg_conv_nchwc_params *p = v->params;
+    if (!p || p->block != 16 || p->fb < 2)
+        return 0;
+    enum { B = 16, FB = 2, CB = 2, P = 9, IW = 2 * P + 2, KH = 3, KW = 3 };
+    float x[CB * KH * IW * B], w[FB * CB * KH * KW * B * B], bias[FB * B];
+    float got[FB * P * B], want[FB * P * B];
+    fill(x, sizeof x / sizeof(float), 13);
+    fill(w, sizeof w / sizeof(float), 14);
+    fill(bias, FB * B, 15);
+    pg_conv_nchwc_args a = { x, w, want, bias, P, FB, CB, B, KH, KW, 2 * B * 4, B * 4, IW * B * 4,
+                             KH * IW * B * 4, KW * B * FB * B * 4, KH * KW * B * FB * B * 4,
+                             P * B * 4, 0.0f, 6.0f, PG_CONV_NCHWC_ACT_CLAMP, 0 };
+    r->fn.conv_nchwc(&a);
+    a.y = got;
+    v->fn.conv_nchwc(&a);
+    return close_all(want, got, FB * P * B);
+}
+
 /* The low-precision families (gemm_u8s8, quantize_u8, gemm_bf16,
  * cvt_bf16): int8 and the converters bit for bit, bf16 products close. */
 static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_variant *r)
@@ -287,6 +310,8 @@ static int check_against(const pg_kernel_family *f, const pg_variant *v, const p
         return check_sgemm(v);
     case PG_KERNEL_FN_dwconv:
         return check_dwconv(v, r);
+    case PG_KERNEL_FN_conv_nchwc:
+        return check_conv_nchwc(v, r);
     case PG_KERNEL_FN_quantize:
         return check_quantize(v, r);
     case PG_KERNEL_FN_widen: {   /* f16 -> f32: exact */
