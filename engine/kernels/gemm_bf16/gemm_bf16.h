@@ -48,6 +48,8 @@ void pg_bf16_gemm_32x32_amx(size_t mr, size_t nr, size_t k, const uint16_t *a, s
                              const uint16_t *b, float *c, size_t ldc, const pg_sgemm_epilogue *ep);
 void pg_bf16_gemm_2x32_neon(size_t mr, size_t nr, size_t k, const uint16_t *a, size_t lda,
                             const uint16_t *b, float *c, size_t ldc, const pg_sgemm_epilogue *ep);
+void pg_bf16_gemm_4x32_bfmmla(size_t mr, size_t nr, size_t k, const uint16_t *a, size_t lda,
+                              const uint16_t *b, float *c, size_t ldc, const pg_sgemm_epilogue *ep);
 void pg_bf16_gemm_12x32_avx512bf16(size_t mr, size_t nr, size_t k, const uint16_t *a,
                                    size_t lda, const uint16_t *b, float *c, size_t ldc,
                                    const pg_sgemm_epilogue *ep);

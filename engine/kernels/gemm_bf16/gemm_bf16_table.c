@@ -9,6 +9,7 @@ static const pg_bf16_params p_12x32 = { 12, 32, 2 };
                         PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_AVX512BF16)
 #endif
 #if defined(__aarch64__)
+static const pg_bf16_params p_4x32_mmla = { 4, 32, 4 };
 static const pg_bf16_params p_2x32 = { 2, 32, 8 };
 #endif
 static const pg_bf16_params p_4x32 = { 4, 32, 2 };
@@ -21,6 +22,8 @@ static const pg_variant gemm_variants[] = {
       .fn = { .gemm_bf16 = pg_bf16_gemm_12x32_avx512bf16 }, &p_12x32 },
 #endif
 #if defined(__aarch64__)
+    { "bf16_gemm_4x32_bfmmla", "i8mm", PG_CPU_NEON | PG_CPU_BF16,
+      .fn = { .gemm_bf16 = pg_bf16_gemm_4x32_bfmmla }, &p_4x32_mmla },
     { "bf16_gemm_2x32_neon", "i8mm", PG_CPU_NEON | PG_CPU_BF16,
       .fn = { .gemm_bf16 = pg_bf16_gemm_2x32_neon }, &p_2x32 },
 #endif

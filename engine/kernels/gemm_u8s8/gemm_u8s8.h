@@ -78,6 +78,8 @@ void pg_u8s8_gemm_32x32_amx(size_t mr, size_t nr, size_t k, const uint8_t *a, si
                             const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
 void pg_u8s8_gemm_2x32_dotprod(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
                                const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
+void pg_u8s8_gemm_4x32_i8mm(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
+                            const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
 void pg_u8s8_gemm_2x32_avxvnni(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
                                const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
 void pg_u8s8_gemm_12x32_avx512vnni(size_t mr, size_t nr, size_t k, const uint8_t *a,

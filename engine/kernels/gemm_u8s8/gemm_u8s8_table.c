@@ -25,6 +25,8 @@ static const pg_variant gemm_variants[] = {
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_2x32_avxvnni }, &p_2x32 },
 #endif
 #if defined(__aarch64__)
+    { "u8s8_gemm_4x32_i8mm", "i8mm", PG_CPU_NEON | PG_CPU_I8MM,
+      .fn = { .gemm_u8s8 = pg_u8s8_gemm_4x32_i8mm }, &p_4x32 },
     { "u8s8_gemm_2x32_dotprod", "dotprod", PG_CPU_NEON | PG_CPU_DOTPROD,
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_2x32_dotprod }, &p_2x32 },
 #endif
