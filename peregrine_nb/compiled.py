@@ -18,7 +18,7 @@ from ._lib import check, cstr, ffi, lib
 from .errors import DTypeError
 from .graph import Graph, dtype_code, numpy_dtype
 
-_KINDS = {0: "arena", 1: "view", 2: "inplace", 3: "input", 4: "weight"}
+_KINDS = {0: "arena", 1: "view", 2: "inplace", 3: "input", 4: "weight", 5: "persistent"}
 # compile(precision=...): the names and pg_compile_options.precision's codes
 PRECISIONS = {"fp32": 0, "bf16": 1, "int8-dynamic": 2}
 
@@ -56,10 +56,28 @@ class CompiledModel:
         check(lib.pg_compile(graph._g, opts, p))
         self._attach(p[0])
 
-    def _attach(self, handle) -> None:
+    @classmethod
+    def _borrowed(cls, handle, owner) -> "CompiledModel":
+        """A view of a pg_model someone else owns (an LLM's compiled graph,
+        LLM.model()): the viewers work on it; running it is refused."""
+        self = cls.__new__(cls)
+        self.graph = None
+        self.level = 3
+        self.requested_precision = "fp32"
+        self.planner = "greedy_by_size"
+        self.disable = []
+        self.threads = None
+        self.path = None
+        self.index = 0
+        self.load_note = ""
+        self._owner = owner
+        self._attach(handle, own=False)
+        return self
+
+    def _attach(self, handle, own: bool = True) -> None:
         """Own a pg_model handle and build what a run needs from it alone
         (its inputs and outputs): no source Graph is needed."""
-        self._m = ffi.gc(handle, lib.pg_model_free)
+        self._m = ffi.gc(handle, lib.pg_model_free) if own else handle
         info = ffi.new("pg_tensor_info *")
         self.inputs: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
         for i in range(lib.pg_model_input_count(self._m)):
@@ -110,6 +128,10 @@ class CompiledModel:
         string) raise with the input's name.  Any array layout is taken
         (non-contiguous and read-only arrays are copied).  Calls from several
         threads are safe: they take turns."""
+        if getattr(self, "_owner", None) is not None:
+            from .errors import InvalidArgumentError
+            raise InvalidArgumentError("this is an LLM's compiled graph (LLM.model()): it runs "
+                                       "through the LLM, which feeds its cache and positions")
         with self._lock:
             return self._run(feeds)
 
@@ -244,7 +266,8 @@ class CompiledModel:
         check(lib.pg_model_get_stats(self._m, s))
         return {"arena": int(s.arena_bytes), "naive": int(s.naive_bytes),
                 "lower_bound": int(s.lower_bound_bytes), "weights": int(s.weight_bytes),
-                "steps": int(s.steps), "planner": cstr(s.planner)}
+                "persistent": int(s.persistent_bytes), "steps": int(s.steps),
+                "planner": cstr(s.planner)}
 
     @property
     def steps(self) -> list[dict[str, str]]:

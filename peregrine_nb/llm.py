@@ -59,12 +59,15 @@ class LLM:
     ``threads``: 0/None = the engine default; ``n_ctx``: KV-cache positions
     (default min(2048, trained)); ``max_batch``: tokens per forward pass;
     ``kv_cache``: "f32" (default) or "f16" (half the memory, the same values:
-    they are rounded to f16 either way).
+    they are rounded to f16 either way).  ``graph=True`` runs the decoder as a
+    compiled Peregrine graph (the same kernels, through the passes and the
+    planner, the KV cache a persistent buffer of the plan): :meth:`model`
+    gives it, for ``%peregrine passes`` and the memory viewer.
     """
 
     def __init__(self, path: str | os.PathLike, threads: int | None = None,
                  n_ctx: int | None = None, max_batch: int | None = None,
-                 kv_cache: str = "f32"):
+                 kv_cache: str = "f32", graph: bool = False):
         self.path = os.fspath(path)
         opts = ffi.new("pg_llm_options *")
         opts.threads = int(threads or 0)
@@ -73,6 +76,8 @@ class LLM:
         if kv_cache not in ("f32", "f16"):
             raise InvalidArgumentError(f"kv_cache must be 'f32' or 'f16', not {kv_cache!r}")
         opts.kv_f16 = int(kv_cache == "f16")
+        opts.graph = int(bool(graph))
+        self.graph = bool(graph)
         out = ffi.new("pg_llm **")
         check(lib.pg_llm_load(os.fsencode(self.path), opts, out))
         self._h = ffi.gc(out[0], lib.pg_llm_free)
@@ -131,6 +136,19 @@ class LLM:
         check(lib.pg_llm_rebind(self._h))
         return self
 
+    def model(self, prefill: bool = False):
+        """The compiled graph the decoder runs (``graph=True``): a
+        :class:`~peregrine_nb.compiled.CompiledModel` view of the decode shape
+        (one token) or, ``prefill=True``, of the prefill shape (``max_batch``
+        tokens), for ``passes``, ``steps``, ``memory_plan`` and the viewers.
+        It stays owned by this LLM (running it directly is refused: feed the
+        LLM instead)."""
+        from .compiled import CompiledModel
+        h = lib.pg_llm_model(self._h, int(bool(prefill)))
+        if h == ffi.NULL:
+            check(lib.pg_last_status())
+        return CompiledModel._borrowed(h, self)
+
     def bound_kernel(self, family: str) -> str:
         """The variant the decoder runs for a kernel family ("qgemv_q4_1")."""
         name = lib.pg_llm_bound_kernel(self._h, family.encode())
@@ -161,7 +179,7 @@ class LLM:
         return self.tokenizer.decode(ids, special=special)
 
     def format_chat(self, prompt: str, system: str | None = None) -> str:
-        """The prompt as one user turn in the file's chat template (ChatML)."""
+        """The prompt as one user turn in the file's chat template (GGUFFile.apply_chat_template)."""
         msgs = ([{"role": "system", "content": system}] if system else []) + \
                [{"role": "user", "content": prompt}]
         return self.gguf.apply_chat_template(msgs, add_generation_prompt=True)

@@ -50,6 +50,8 @@ static void *home(const pg_model *m, int tid)
     switch (b->kind) {
     case PG_PLAN_WEIGHT:
         return (char *)root->data + pt->sub;
+    case PG_PLAN_PERSISTENT:
+        return m->persist ? (char *)m->persist + b->offset + pt->sub : NULL;
     case PG_PLAN_INPUT:
         /* before a run binds the feeds (while the steps are built) an input
          * has no address yet: NULL, never NULL + offset */
@@ -92,6 +94,11 @@ static void free_bound(pg_model *m)
     pg_free(m->feeds);
     pg_free(m->arena);
     pg_free(m->binds);
+    if (m->persist_owned) {
+        pg_free(m->persist);
+        m->persist = NULL;
+        m->persist_owned = 0;
+    }
     m->out_copy = NULL;
     m->feeds = NULL;
     m->arena = NULL;
@@ -213,6 +220,16 @@ pg_status pg_model_bind_and_plan(pg_model *m, const char *planner)
     if (st)
         return st;
     m->arena = pg_malloc(m->plan.arena_bytes ? m->plan.arena_bytes : 64);
+    if (m->persist && m->persist_bytes < m->plan.persistent_bytes)
+        return pg_fail(PG_ERR_INVALID_ARG, "the persistent block given is %zu bytes; the plan "
+                       "needs %llu", m->persist_bytes, (unsigned long long)m->plan.persistent_bytes);
+    if (!m->persist && m->plan.persistent_bytes) {
+        if (!(m->persist = pg_calloc(1, m->plan.persistent_bytes)))
+            return pg_fail(PG_ERR_NOMEM, "out of memory for a %llu-byte persistent block",
+                           (unsigned long long)m->plan.persistent_bytes);
+        m->persist_owned = 1;
+        m->persist_bytes = m->plan.persistent_bytes;
+    }
     m->feeds = pg_calloc((size_t)(g->n_inputs + 1), sizeof(void *));
     m->out_copy = pg_calloc((size_t)(g->n_outputs + 1), sizeof(void *));
     if (!m->arena || !m->feeds || !m->out_copy)
@@ -280,6 +297,26 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
 fail:
     pg_model_free(m);
     return st;
+}
+
+pg_status pg_model_use_persistent(pg_model *m, void *mem, size_t bytes)
+{
+    if (!m || (mem && bytes < m->plan.persistent_bytes))
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_model_use_persistent: %zu bytes for a plan of %llu",
+                       bytes, m ? (unsigned long long)m->plan.persistent_bytes : 0ull);
+    if (m->persist_owned)
+        pg_free(m->persist);
+    m->persist = mem;
+    m->persist_bytes = bytes;
+    m->persist_owned = 0;
+    if (!mem && m->plan.persistent_bytes) {
+        if (!(m->persist = pg_calloc(1, m->plan.persistent_bytes)))
+            return pg_fail(PG_ERR_NOMEM, "out of memory for a %llu-byte persistent block",
+                           (unsigned long long)m->plan.persistent_bytes);
+        m->persist_owned = 1;
+        m->persist_bytes = m->plan.persistent_bytes;
+    }
+    return PG_OK;
 }
 
 int pg_model_is_stale(const pg_model *m)
@@ -446,6 +483,7 @@ pg_status pg_model_get_stats(const pg_model *m, pg_model_stats *out)
     out->steps = m->n_steps;
     out->planned = pg_model_plan_count(m);
     out->planner = m->plan.planner;
+    out->persistent_bytes = m->plan.persistent_bytes;
     return PG_OK;
 }
 
@@ -502,7 +540,8 @@ pg_status pg_model_plan_row(const pg_model *m, int i, pg_plan_row *out)
     const pg_tensor *t = m->g->tensors[tid];
     out->tensor = t->name;
     out->bytes = (uint64_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype);
-    out->offset = b->kind == PG_PLAN_ARENA ? b->offset + (int64_t)pt->sub : -1;
+    out->offset = b->kind == PG_PLAN_ARENA || pt->kind == PG_PLAN_PERSISTENT
+                      ? b->offset + (int64_t)pt->sub : -1;
     out->first = pt->first;
     out->last = pt->last;
     out->kind = (pg_plan_kind)pt->kind;

@@ -30,6 +30,10 @@ struct pg_model {
     pg_step   *steps;
     int        n_steps;
     void      *arena;           /* activations, plan.arena_bytes */
+    void      *persist;         /* the persistent block, plan.persistent_bytes: the
+                                   model's own (persist_owned) or its user's */
+    size_t     persist_bytes;
+    int        persist_owned;
     const void **feeds;         /* per graph input: this run's feed */
     void     **out_copy;        /* per graph output: own buffer when its tensor lives outside the arena */
     char      *text;
@@ -54,5 +58,11 @@ struct pg_model {
  * scratch, plans memory (planner NULL = the default), allocates the arena
  * and builds the steps: how a compile ends, and all a load re-runs. */
 pg_status pg_model_bind_and_plan(pg_model *m, const char *planner);
+
+/* Points the model's persistent buffers (PG_PLAN_PERSISTENT: an LLM's KV
+ * cache) at mem, bytes long (at least plan.persistent_bytes), owned by the
+ * caller and kept across runs and rebinds: how two compiled shapes of one
+ * decoder share one cache.  mem NULL: the model's own block again. */
+pg_status pg_model_use_persistent(pg_model *m, void *mem, size_t bytes);
 
 #endif

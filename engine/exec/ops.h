@@ -160,6 +160,24 @@ pg_status pg_bind_quant_matmul(const pg_node *n, const pg_tensor *const *in, con
                                pg_binding *b);
 size_t pg_scratch_quant_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                                int threads, const pg_binding *b);
+/* the GGUF decoder's ops (ops_llm.c): GGUFQuantize binds kern[0] the
+ * activation quantiser; GGUFMatMul kern[0] qgemv, kern[1] qgemm of the
+ * weight's type; CachedAttention kern[0] softmax, kern[1] tanh */
+pg_status pg_exec_gguf_embed(pg_kctx *k);
+pg_status pg_exec_gguf_quantize(pg_kctx *k);
+pg_status pg_exec_gguf_matmul(pg_kctx *k);
+pg_status pg_exec_llm_rotary(pg_kctx *k);
+pg_status pg_exec_kv_cache(pg_kctx *k);
+pg_status pg_exec_kv_write(pg_kctx *k);
+pg_status pg_exec_cached_attention(pg_kctx *k);
+pg_status pg_bind_gguf_quantize(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                                pg_binding *b);
+pg_status pg_bind_gguf_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                              pg_binding *b);
+pg_status pg_bind_cached_attention(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                                   pg_binding *b);
+size_t pg_scratch_cached_attention(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                                   int threads, const pg_binding *b);
 /* 1 if a reduction op takes that input dtype (ops_reduce.c). */
 int pg_reduce_dtype_ok(pg_opcode op, pg_dtype dt);
 

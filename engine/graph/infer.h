@@ -47,6 +47,14 @@ pg_status pg_infer_reduce(pg_infer_ctx *c);
 pg_status pg_infer_matmul(pg_infer_ctx *c);    /* MatMul, Gemm, FusedMatMul, QKVMatMul */
 pg_status pg_infer_attention(pg_infer_ctx *c);
 pg_status pg_infer_rotary(pg_infer_ctx *c);      /* infer_rotary.c */
+/* the GGUF decoder's ops (infer_llm.c) */
+pg_status pg_infer_gguf_embed(pg_infer_ctx *c);
+pg_status pg_infer_gguf_quantize(pg_infer_ctx *c);
+pg_status pg_infer_gguf_matmul(pg_infer_ctx *c);
+pg_status pg_infer_llm_rotary(pg_infer_ctx *c);
+pg_status pg_infer_kv_cache(pg_infer_ctx *c);
+pg_status pg_infer_kv_write(pg_infer_ctx *c);
+pg_status pg_infer_cached_attention(pg_infer_ctx *c);
 pg_status pg_infer_transpose(pg_infer_ctx *c);
 pg_status pg_infer_reshape(pg_infer_ctx *c);
 pg_status pg_infer_flatten(pg_infer_ctx *c);

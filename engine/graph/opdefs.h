@@ -24,6 +24,8 @@ struct pg_binding;
 #define PG_OPF_NO_FOLD       8u  /* never run at compile time on known values */
 #define PG_OPF_DESC_ONLY    16u  /* reads only its inputs' descriptors (Shape,
                                   * Size): its value is known once shapes are */
+#define PG_OPF_PERSISTENT   32u  /* output 0 is a persistent buffer (KVCache):
+                                  * kept across runs, outside the arena */
 
 typedef pg_status (*pg_infer_fn)(struct pg_infer_ctx *c);
 typedef pg_status (*pg_exec_fn)(struct pg_kctx *k);

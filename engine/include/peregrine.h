@@ -302,7 +302,9 @@ typedef enum pg_plan_kind {
     PG_PLAN_VIEW = 1,         /* shares its source's buffer (Reshape, QKV parts) */
     PG_PLAN_INPLACE = 2,      /* reuses a dying input's buffer */
     PG_PLAN_INPUT = 3,        /* the caller's feed buffer */
-    PG_PLAN_WEIGHT = 4        /* the persistent weight arena */
+    PG_PLAN_WEIGHT = 4,       /* the persistent weight arena */
+    PG_PLAN_PERSISTENT = 5    /* a buffer kept across runs, outside the arena (an LLM's
+                                 KV cache); offset: in the persistent block */
 } pg_plan_kind;
 
 typedef struct pg_plan_row {
@@ -323,6 +325,7 @@ typedef struct pg_model_stats {
     int steps;                /* nodes executed per run */
     int planned;              /* rows in the plan */
     const char *planner;
+    uint64_t persistent_bytes; /* buffers kept across runs (PG_PLAN_PERSISTENT: a KV cache) */
 } pg_model_stats;
 
 PG_API pg_status pg_model_get_stats(const pg_model *m, pg_model_stats *out);
@@ -823,6 +826,9 @@ typedef struct pg_llm_options {
     int max_batch;            /* tokens per forward pass; 0 = 256 (longer inputs run in chunks) */
     int kv_f16;               /* 1: the KV cache holds f16 (half the memory; the values are
                                  the same: they are rounded to f16 either way), 0: f32 */
+    int graph;                /* 1: run the decoder as a compiled Peregrine graph (passes,
+                                 planner, the KV cache a persistent buffer; pg_llm_model),
+                                 0: its step list (f32 KV cache only with 1) */
 } pg_llm_options;
 
 typedef struct pg_llm_info {
@@ -860,6 +866,11 @@ PG_API pg_status pg_llm_reset(pg_llm *m);
 PG_API pg_status pg_llm_rebind(pg_llm *m);
 PG_API int pg_llm_is_stale(const pg_llm *m);
 PG_API const char *pg_llm_bound_kernel(const pg_llm *m, const char *family);
+/* A decoder loaded with options.graph: its compiled graph, owned by the
+ * decoder (the pg_model_* viewers work on it; do not run or free it).
+ * prefill 0: the decode shape (1 row), 1: the prefill shape (max_batch
+ * rows).  NULL and an error without the graph option. */
+PG_API pg_model *pg_llm_model(const pg_llm *m, int prefill);
 /* Run ids[0..n) at positions n_past.. and append them to the cache.
  * logits: NULL, or n_vocab floats for the last token (all = 0), or
  * n * n_vocab floats, one row per token (all = 1).  The last token's logits

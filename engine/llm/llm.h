@@ -24,6 +24,7 @@
 
 #include "peregrine.h"
 #include "../kernels/variant.h"
+#include "../kernels/kernel_fn.h"
 
 /* The kernels the decoder is bound to (llm_bind.c), by role. */
 enum llm_kernel_role {
@@ -140,6 +141,14 @@ struct pg_llm {
     llm_step *steps;
     int n_steps;
 
+    /* pg_llm_options.graph: the compiled decoder (llm_graph.c) instead of
+     * the step list: [0] decode (1 row), [1] prefill (max_batch rows) */
+    int graph;
+    pg_model *gm[2];
+    void *gpersist;              /* the plans' persistent buffers (the KV cache) */
+    size_t gpersist_bytes;
+    int32_t *gids;               /* max_batch ids, the graph's "ids" feed */
+
     const pg_variant *kern[LLM_K_COUNT];  /* bound at load / rebind */
     uint64_t bound_flags;                 /* the CPU flags the mask allowed then */
 
@@ -186,9 +195,55 @@ size_t llm_act_row_bytes(int act_type, size_t K);
 void llm_matmul(const pg_llm *m, const llm_weight *W, size_t M, const void *act, float *out,
                 size_t ldo);
 
+/* The same product with its kernels and thread count given (the graph's
+ * GGUFMatMul, exec/ops_llm.c, bound to them at compile). */
+void llm_matmul_with(const llm_weight *W, size_t M, const void *act, float *out, size_t ldo,
+                     pg_qgemv_fn gemv, pg_qgemm_fn gemm, int threads);
+
 /* llm_attention.c */
 void llm_rope_table(pg_llm *m);
 void llm_rope_store(pg_llm *m, int layer);
 void llm_attention(pg_llm *m, int layer);
+
+/* The pieces both forms share (the step list above and the graph's ops,
+ * exec/ops_llm.c): RoPE of n rows of `heads` heads at positions pos..
+ * (tables [pos][n_rot / 2]); the f16 rounding of the cache, Q and the
+ * probabilities; causal grouped-query attention of n rows over a cache. */
+void llm_rope_rows(float *x, size_t ld, int n, int pos, int heads, int hd, int n_rot, int neox,
+                   const float *cos_tab, const float *sin_tab);
+void llm_round_f16(float *dst, const float *src, size_t n);
+void llm_scale_round_f16(float *dst, const float *src, size_t n, float scale);  /* 0: no scale */
+
+typedef struct llm_att_args {
+    int n_head, n_head_kv, head_dim, n_ctx;
+    float kq_scale, softcap;     /* softcap 0: none */
+    int window;                  /* sliding window (0: none) */
+    int n, pos;                  /* rows, the first row's position */
+    const float *q;              /* n rows of n_head * head_dim, ldq apart, f16-rounded */
+    size_t ldq;
+    const float *kc, *vc;        /* the cache: rows of kd (n_head_kv * head_dim) per position */
+    size_t kd;
+    float *out;
+    size_t ldo;
+    float *scores;               /* n_head * n_ctx floats */
+    float *acc;                  /* n_head * 64 * head_dim floats */
+    pg_f32_softmax_fn softmax;
+    pg_f32_unary_fn tanh;
+    int threads;
+} llm_att_args;
+void llm_attend(const llm_att_args *a);
+
+/* llm_graph.c: the decoder as a Peregrine graph (pg_llm_options.graph):
+ * built from the loaded weights (views into the mapping, no copy),
+ * compiled twice (decode: 1 row; prefill: max_batch rows; the row count
+ * and start position are an input), the KV cache the plans' persistent
+ * buffer, one allocation both models share. */
+pg_status llm_graph_build(pg_llm *m, int rows, pg_graph **out);
+pg_status llm_graph_compile(pg_llm *m);
+void llm_graph_free(pg_llm *m);
+pg_status llm_graph_rebind(pg_llm *m);
+/* One batch of n <= max_batch tokens (m->ids) at m->run_pos through the
+ * compiled graph; logits of rows run_head_row0.. go to m->run_logits. */
+pg_status llm_graph_forward(pg_llm *m);
 
 #endif

@@ -85,12 +85,29 @@ static void round_f16(float *dst, const float *src, size_t n)
         dst[i] = round_f16_1(src[i]);
 }
 
+void llm_round_f16(float *dst, const float *src, size_t n) { round_f16(dst, src, n); }
+
 /* Q times q_scale (gemma, phi3: after RoPE, in f32, as llama.cpp scales Q),
  * then rounded to f16 as the K.Q product sees it. */
 static void scale_round_f16(float *x, size_t n, float scale)
 {
     for (size_t i = 0; i < n; i++)
         x[i] = round_f16_1(x[i] * scale);
+}
+
+void llm_scale_round_f16(float *dst, const float *src, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = round_f16_1(scale != 0.0f ? src[i] * scale : src[i]);
+}
+
+void llm_rope_rows(float *x, size_t ld, int n, int pos, int heads, int hd, int n_rot, int neox,
+                   const float *cos_tab, const float *sin_tab)
+{
+    size_t half = (size_t)n_rot / 2;
+    for (int i = 0; i < n; i++)
+        rope_row(x + (size_t)i * ld, heads, hd, n_rot, neox, cos_tab + (size_t)(pos + i) * half,
+                 sin_tab + (size_t)(pos + i) * half);
 }
 
 void llm_rope_store(pg_llm *m, int layer)
@@ -119,15 +136,6 @@ void llm_rope_store(pg_llm *m, int layer)
             round_f16(m->q + i * qd, m->q + i * qd, qd);
     }
 }
-
-typedef struct att_ctx {
-    pg_llm *m;
-    const float *kc, *vc;
-    pg_f32_softmax_fn softmax;
-    pg_f32_unary_fn tanh;
-    int swa;
-    float *acc;              /* per head: 64 x head_dim accumulator lanes */
-} att_ctx;
 
 #define MAX_HD 256           /* llm_arch.c refuses wider heads */
 
@@ -213,51 +221,58 @@ static void pv_ggml(int n, int hd, const float *p, const float *v, size_t ldv, f
         out[d] = (float)sum[d];
 }
 
-/* One query head over every token of the batch. */
+/* One query head over every row of the batch. */
 static void att_task(void *p, size_t h)
 {
-    const att_ctx *c = p;
-    pg_llm *m = c->m;
-    const llm_hparams *hp = &m->hp;
-    int hd = hp->head_dim;
-    size_t qd = (size_t)hp->q_dim, kd = (size_t)hp->kv_dim;
-    size_t kvh = h / (size_t)(hp->n_head / hp->n_head_kv);
-    float *sc = m->scores + h * (size_t)m->n_ctx;
-    float cap = hp->attn_softcap, inv_cap = cap != 0.0f ? 1.0f / cap : 0.0f;
-    float scale = cap != 0.0f ? cap * hp->kq_scale : hp->kq_scale;
-    for (int i = 0; i < m->run_n; i++) {
-        int n_kv = m->run_pos + i + 1;
-        int j0 = c->swa && n_kv > hp->n_swa ? n_kv - hp->n_swa : 0;
-        const float *q = m->q + i * qd + h * hd;
+    const llm_att_args *a = p;
+    int hd = a->head_dim;
+    size_t kd = a->kd;
+    size_t kvh = h / (size_t)(a->n_head / a->n_head_kv);
+    float *sc = a->scores + h * (size_t)a->n_ctx;
+    float cap = a->softcap, inv_cap = cap != 0.0f ? 1.0f / cap : 0.0f;
+    float scale = cap != 0.0f ? cap * a->kq_scale : a->kq_scale;
+    for (int i = 0; i < a->n; i++) {
+        int n_kv = a->pos + i + 1;
+        int j0 = a->window && n_kv > a->window ? n_kv - a->window : 0;
+        const float *q = a->q + (size_t)i * a->ldq + h * hd;
         if (cap != 0.0f) {
             /* ggml: s / c, tanh, then c * (the softmax's scale) */
             for (int j = j0; j < n_kv; j++)
-                sc[j] = dot_ggml(hd, q, c->kc + (size_t)j * kd + kvh * hd) * inv_cap;
-            c->tanh((size_t)(n_kv - j0), sc + j0, sc + j0);
+                sc[j] = dot_ggml(hd, q, a->kc + (size_t)j * kd + kvh * hd) * inv_cap;
+            a->tanh((size_t)(n_kv - j0), sc + j0, sc + j0);
         } else {
             for (int j = j0; j < n_kv; j++)
-                sc[j] = dot_ggml(hd, q, c->kc + (size_t)j * kd + kvh * hd);
+                sc[j] = dot_ggml(hd, q, a->kc + (size_t)j * kd + kvh * hd);
         }
         for (int j = 0; j < j0; j++)
             sc[j] = -INFINITY;   /* outside the window: exp gives 0, as ggml's mask */
-        c->softmax((size_t)n_kv, sc, scale, NULL, sc);
+        a->softmax((size_t)n_kv, sc, scale, NULL, sc);
         round_f16(sc, sc, (size_t)n_kv);
-        pv_ggml(n_kv, hd, sc, c->vc + kvh * hd, kd, c->acc + h * 64 * (size_t)hd,
-                m->att + i * qd + h * hd);
+        pv_ggml(n_kv, hd, sc, a->vc + kvh * hd, kd, a->acc + h * 64 * (size_t)hd,
+                a->out + (size_t)i * a->ldo + h * hd);
     }
+}
+
+void llm_attend(const llm_att_args *a)
+{
+    pg_parallel_for((size_t)a->n_head, att_task, (void *)a, a->threads);
 }
 
 void llm_attention(pg_llm *m, int layer)
 {
-    size_t kd = (size_t)m->hp.kv_dim;
+    const llm_hparams *hp = &m->hp;
+    size_t kd = (size_t)hp->kv_dim;
     if (m->kv_f16) {   /* widen the layer's cached positions into the f32 copy */
         size_t n = (size_t)(m->run_pos + m->run_n) * kd, at = (size_t)layer * m->n_ctx * kd;
         m->kern[LLM_K_CVT_F16_F32]->fn.widen(n, m->k_cache16 + at, m->k_cache);
         m->kern[LLM_K_CVT_F16_F32]->fn.widen(n, m->v_cache16 + at, m->v_cache);
     }
-    att_ctx c = { m, m->k_cache + (size_t)(m->kv_f16 ? 0 : layer) * m->n_ctx * kd,
-                  m->v_cache + (size_t)(m->kv_f16 ? 0 : layer) * m->n_ctx * kd,
-                  m->kern[LLM_K_SOFTMAX]->fn.softmax, m->kern[LLM_K_TANH]->fn.unary,
-                  m->layers[layer].swa, m->att_acc };
-    pg_parallel_for((size_t)m->hp.n_head, att_task, &c, m->threads);
+    size_t at = (size_t)(m->kv_f16 ? 0 : layer) * m->n_ctx * kd;
+    llm_att_args a = { hp->n_head, hp->n_head_kv, hp->head_dim, m->n_ctx, hp->kq_scale,
+                       hp->attn_softcap, m->layers[layer].swa ? hp->n_swa : 0, m->run_n,
+                       m->run_pos, m->q, (size_t)hp->q_dim, m->k_cache + at, m->v_cache + at, kd,
+                       m->att, (size_t)hp->q_dim, m->scores, m->att_acc,
+                       m->kern[LLM_K_SOFTMAX]->fn.softmax, m->kern[LLM_K_TANH]->fn.unary,
+                       m->threads };
+    llm_attend(&a);
 }

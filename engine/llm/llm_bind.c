@@ -88,7 +88,7 @@ pg_status pg_llm_rebind(pg_llm *m)
     if (!m)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_rebind: NULL model");
     llm_bind(m);
-    return PG_OK;
+    return m->graph ? llm_graph_rebind(m) : PG_OK;
 }
 
 int pg_llm_is_stale(const pg_llm *m)

@@ -171,7 +171,13 @@ static pg_status eval_once(pg_llm *m, const int32_t *ids, size_t n, float *logit
             m->run_logits = last ? m->logits : NULL;
             m->run_head_row0 = (int)b - 1;
         }
-        forward(m);
+        if (m->graph) {
+            pg_status st = llm_graph_forward(m);
+            if (st)
+                return st;
+        } else {
+            forward(m);
+        }
         m->n_past += (int)b;
         done += b;
     }

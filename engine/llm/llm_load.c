@@ -11,6 +11,7 @@
 #include "../core/alloc.h"
 #include "../core/error.h"
 #include "../core/threadpool.h"
+#include "../exec/model.h"
 #include "llm.h"
 
 /* A tensor's info, checked for dims (K, N) (N = 1: a vector) and a type we run. */
@@ -79,8 +80,9 @@ static pg_status plan_arena(pg_llm *m)
         { (void **)&m->v, B * KV * 4 },      { (void **)&m->att, B * QD * 4 },
         { (void **)&m->ff_gate, B * F * 4 }, { (void **)&m->ff_up, B * F * 4 },
         { (void **)&m->act, B * act_rb },    { (void **)&m->logits, (size_t)hp->n_vocab * 4 },
-        { (void **)&m->k_cache, (size_t)(m->kv_f16 ? 1 : hp->n_layer) * C * KV * 4 },
-        { (void **)&m->v_cache, (size_t)(m->kv_f16 ? 1 : hp->n_layer) * C * KV * 4 },
+        /* the graph form's cache is its plans' persistent block (llm_graph.c) */
+        { (void **)&m->k_cache, (size_t)(m->graph ? 0 : m->kv_f16 ? 1 : hp->n_layer) * C * KV * 4 },
+        { (void **)&m->v_cache, (size_t)(m->graph ? 0 : m->kv_f16 ? 1 : hp->n_layer) * C * KV * 4 },
         { (void **)&m->k_cache16, m->kv_f16 ? (size_t)hp->n_layer * C * KV * 2 : 0 },
         { (void **)&m->v_cache16, m->kv_f16 ? (size_t)hp->n_layer * C * KV * 2 : 0 },
         { (void **)&m->rope_cos, C * (size_t)hp->n_rot / 2 * 4 },
@@ -114,11 +116,14 @@ pg_status pg_llm_load(const char *path, const pg_llm_options *options, pg_llm **
     if (!path || !out)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_load: path or out is NULL");
     *out = NULL;
-    pg_llm_options o = { 0, 0, 0, 0 };
+    pg_llm_options o = { 0, 0, 0, 0, 0 };
     if (options)
         o = *options;
     if (o.threads < 0 || o.n_ctx < 0 || o.max_batch < 0)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_load: negative threads, n_ctx or max_batch");
+    if (o.graph && o.kv_f16)
+        return pg_fail(PG_ERR_UNSUPPORTED, "pg_llm_load: the graph form keeps an f32 KV cache "
+                       "(kv_f16 runs on the step list)");
     pg_llm *m = pg_calloc(1, sizeof(pg_llm));
     if (!m)
         return pg_fail(PG_ERR_NOMEM, "pg_llm_load: out of memory");
@@ -139,6 +144,7 @@ pg_status pg_llm_load(const char *path, const pg_llm_options *options, pg_llm **
             m->max_batch = m->n_ctx;
         m->threads = pg_threads_resolve(o.threads);
         m->kv_f16 = o.kv_f16 != 0;
+        m->graph = o.graph != 0;
         st = plan_arena(m);
     }
     if (!st) {
@@ -146,6 +152,8 @@ pg_status pg_llm_load(const char *path, const pg_llm_options *options, pg_llm **
         llm_bind(m);
         st = llm_plan(m);
     }
+    if (!st && m->graph)
+        st = llm_graph_compile(m);
     if (st) {
         pg_llm_free(m);
         return st;
@@ -158,6 +166,7 @@ void pg_llm_free(pg_llm *m)
 {
     if (!m)
         return;
+    llm_graph_free(m);
     pg_free(m->steps);
     pg_free(m->arena);
     pg_free(m->layers);
@@ -209,6 +218,13 @@ pg_status pg_llm_get_info(const pg_llm *m, pg_llm_info *out)
     out->weight_bytes = wb;
     out->arena_bytes = m->arena_bytes;
     out->n_steps = m->n_steps;
+    if (m->graph) {   /* the compiled graph's arenas and cache, its decode steps */
+        for (int i = 0; i < 2; i++)
+            if (m->gm[i])
+                out->arena_bytes += m->gm[i]->plan.arena_bytes;
+        out->arena_bytes += m->gpersist_bytes;
+        out->n_steps = m->gm[0]->n_steps;
+    }
     out->prefill_tps = m->t_prefill_s > 0 ? (double)m->n_prefill / m->t_prefill_s : 0.0;
     out->decode_tps = m->t_decode_s > 0 ? (double)m->n_decode / m->t_decode_s : 0.0;
     return PG_OK;

@@ -142,10 +142,15 @@ static void mm_task(void *p, size_t task)
 void llm_matmul(const pg_llm *m, const llm_weight *W, size_t M, const void *act, float *out,
                 size_t ldo)
 {
-    mm_ctx c = { W, M, 0, act, llm_act_row_bytes(W->act_type, W->K), out, ldo,
-                 m->kern[llm_gemv_role(W->type)]->fn.qgemv,
-                 m->kern[llm_gemm_role(W->type)]->fn.qgemm };
-    size_t nt = (size_t)pg_threads_resolve(m->threads);
+    llm_matmul_with(W, M, act, out, ldo, m->kern[llm_gemv_role(W->type)]->fn.qgemv,
+                    m->kern[llm_gemm_role(W->type)]->fn.qgemm, m->threads);
+}
+
+void llm_matmul_with(const llm_weight *W, size_t M, const void *act, float *out, size_t ldo,
+                     pg_qgemv_fn gemv, pg_qgemm_fn gemm, int threads)
+{
+    mm_ctx c = { W, M, 0, act, llm_act_row_bytes(W->act_type, W->K), out, ldo, gemv, gemm };
+    size_t nt = (size_t)pg_threads_resolve(threads);
     if (nt <= 1 || W->N < 2 * MIN_ROWS_PER_TASK) {
         mm_rows(&c, 0, W->N);
         return;

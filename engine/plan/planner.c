@@ -452,6 +452,14 @@ pg_status pg_plan_build(const pg_graph *g, const char *strategy, const size_t *s
         int y = n->outputs[0];
         pg_plan_tensor *py = &p->t[y];
         const pg_opdef *def = pg_opdef_of(n->op);
+        if (def && (def->flags & PG_OPF_PERSISTENT)) {
+            py->buf = new_buf(p, tensor_bytes(outs[0]), -1, PG_PLAN_PERSISTENT, y);
+            py->kind = PG_PLAN_PERSISTENT;
+            p->bufs[py->buf].last = S;
+            p->bufs[py->buf].offset = (int64_t)p->persistent_bytes;
+            p->persistent_bytes += p->bufs[py->buf].bytes;
+            continue;
+        }
         if (def && (def->flags & PG_OPF_VIEW) && ins[0]) {
             pg_plan_tensor *px = &p->t[ins[0]->id];
             int root_kind = p->bufs[px->buf].kind;

@@ -9,6 +9,9 @@
  *   - QKVMatMul's three outputs: one block, back to back;
  *   - elementwise / row ops whose input's buffer dies at that step: the
  *     input's buffer (in place);
+ *   - outputs of persistent ops (KVCache, PG_OPF_PERSISTENT): a buffer of
+ *     the persistent block, which lives across runs (never reused, never
+ *     cleared: an LLM's KV cache), back to back in step order;
  *   - everything else: a buffer of its own in the activation arena.
  * Buffers of the arena are intervals (bytes, first step, last step); the
  * placement puts each at a 64-byte aligned offset so that no two buffers
@@ -50,6 +53,7 @@ typedef struct pg_plan {
     int n_bufs;
     int *scratch_buf;      /* per step: buffer index of its scratch, -1 */
     uint64_t arena_bytes, naive_bytes, lower_bound_bytes, weight_bytes;
+    uint64_t persistent_bytes;  /* the persistent block (PG_PLAN_PERSISTENT buffers) */
     char planner[32];
 } pg_plan;
 

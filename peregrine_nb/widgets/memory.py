@@ -171,13 +171,22 @@ class MemoryViewer(Viewer):
         items = "".join(f"<li><code>{esc(t)}</code> {fmt_bytes(b)}</li>"
                         for t, b in zip(live.tensor[:20], live.bytes[:20]))
         ratio = st["arena"] / st["lower_bound"] if st["lower_bound"] else float("nan")
+        df = self.model.memory_plan
+        pers = df[df.kind == "persistent"]
+        persistent = (f"<p>persistent (kept across runs, outside the arena: a KV cache) "
+                      f"{fmt_bytes(st.get('persistent', 0))} in {len(pers)} buffers"
+                      + (f", e.g. <code>{esc(pers.tensor.iloc[0])}</code>" if len(pers) else "")
+                      + "</p>") if st.get("persistent") else ""
         return (
             "<table><tr><th>planner</th><th>arena</th><th>naive sum</th><th>lower bound</th></tr>"
             + "".join(rows_html) + "</table>"
             f"<p>arena / lower bound = {ratio:.2f}; weights {fmt_bytes(st['weights'])} (separate arena)</p>"
+            + persistent +
             f"<p><b>step {step}</b>: {len(live)} live, {fmt_bytes(int(live_own.bytes.sum()))} in the arena</p>"
             f"<ul>{items}</ul>")
 
     def __repr__(self) -> str:
         st = self.model.memory_stats
-        return f"<MemoryViewer planner={st['planner']} arena={st['arena']}B naive={st['naive']}B lower_bound={st['lower_bound']}B>"
+        pers = f" persistent={st['persistent']}B" if st.get("persistent") else ""
+        return (f"<MemoryViewer planner={st['planner']} arena={st['arena']}B naive={st['naive']}B "
+                f"lower_bound={st['lower_bound']}B{pers}>")
