@@ -310,10 +310,12 @@ void checkasm_check_qgemm(void)
 {
     declare_func(qgemm);
     static const size_t Ms[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 17 };
-    static const size_t Ns[] = { 1, 2, 3, 5, 8, 9 };
-    static const size_t Ks[] = { 0, 32, 64, 96, 160, 576 };
+    /* N = 33: two full 16-row panels and a partial one; K = 1088: a second
+     * K chunk of the panel GEMM (kquant_panel.c, 1024 per chunk) */
+    static const size_t Ns[] = { 1, 2, 3, 5, 8, 9, 33 };
+    static const size_t Ks[] = { 0, 32, 64, 96, 160, 576, 1088 };
     int nM = checkasm_small() ? 9 : PG_COUNTOF(Ms), nK = checkasm_small() ? 5 : PG_COUNTOF(Ks);
-    size_t maxM = 17, maxN = 9, maxK = 576, maxldc = maxN + 8;
+    size_t maxM = 17, maxN = 33, maxK = 1088, maxldc = maxN + 8;
 
     for (int t = 0; t < 3; t++) {
         int wtype = wtypes[t], atype = pg_qgemv_act_type(wtype);

@@ -40,6 +40,7 @@
 #define PG_KERNELS_KQUANT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../variant.h"
 
@@ -78,6 +79,21 @@ PG_KQ_UKR8_DECLARE(q6_K_q8_K)
 PG_KQ_UKR8_DECLARE(f16_f32)
 PG_KQ_UKR8_DECLARE(bf16_f32)
 PG_KQ_DECLARE_ALL(PG_KQ_GEMM_DECLARE, rows_avx512vnni)
+/* The 16 x 8 register-blocked GEMM over packed weight panels
+ * (kquant_panel.c, k_gemm_16x8_avx512vnni.S), for the k-quants and the
+ * q4_0 / q8_0 blocks of 32 */
+PG_KQ_GEMM_DECLARE(q4_K_q8_K, 16x8_avx512vnni)
+PG_KQ_GEMM_DECLARE(q5_K_q8_K, 16x8_avx512vnni)
+PG_KQ_GEMM_DECLARE(q6_K_q8_K, 16x8_avx512vnni)
+PG_KQ_GEMM_DECLARE(q4_0_q8_0, 16x8_avx512vnni)
+PG_KQ_GEMM_DECLARE(q8_0_q8_0, 16x8_avx512vnni)
+#define PG_KQ_UKR16_DECLARE(s)                                                               \
+    void pg_kq_ukr_16x8_##s##_avx512vnni(size_t nb, const uint8_t *panel, const void *X,     \
+                                         size_t ldx, const uint32_t *xoff, const void *tab,  \
+                                         float *C, size_t ldc, uint64_t ctl);
+PG_KQ_UKR16_DECLARE(s32f)
+PG_KQ_UKR16_DECLARE(s16f)
+PG_KQ_UKR16_DECLARE(s32i)
 /* AArch64: one row at a time (x's super-block in registers) */
 PG_KQ_GEMV_DECLARE(q4_K_q8_K, 1row_dotprod)
 PG_KQ_GEMV_DECLARE(q5_K_q8_K, 1row_dotprod)

@@ -91,6 +91,12 @@ PG_KQ_DECLARE_ALL(GEMM_ROWS, avx2)
       .fn = { .qgemv = pg_##t##_gemv_4row_avx512vnni }, NULL },                             \
     { #t "_gemv_4row_avx2", "avx2", X86_AVX2, .fn = { .qgemv = pg_##t##_gemv_4row_avx2 }, NULL },
 #define GEMM_8X1_ROW(t)                                                                     \
+    { #t "_gemm_16x8_avx512vnni", "avx512vnni", X86_AVX512VNNI,                             \
+      .fn = { .qgemm = pg_##t##_gemm_16x8_avx512vnni }, NULL },                             \
+    { #t "_gemm_8x1_avx512vnni", "avx512vnni", X86_AVX512VNNI,                              \
+      .fn = { .qgemm = pg_##t##_gemm_8x1_avx512vnni }, NULL },                              \
+    { #t "_gemm_rows_avx2", "avx2", X86_AVX2, .fn = { .qgemm = pg_##t##_gemm_rows_avx2 }, NULL },
+#define GEMM_8X1_ROW_H(t)                                                                   \
     { #t "_gemm_8x1_avx512vnni", "avx512vnni", X86_AVX512VNNI,                              \
       .fn = { .qgemm = pg_##t##_gemm_8x1_avx512vnni }, NULL },                              \
     { #t "_gemm_rows_avx2", "avx2", X86_AVX2, .fn = { .qgemm = pg_##t##_gemm_rows_avx2 }, NULL },
@@ -113,8 +119,10 @@ GEMM_ROWS_OF(bf16_f32, neon, pg_bf16_f32_gemv_1row_neon)
     { #t "_gemm_rows_neon", "neon", PG_CPU_NEON, .fn = { .qgemm = pg_##t##_gemm_rows_neon }, NULL },
 #define GEMV_ROWS(t)
 #define GEMM_8X1_ROW(t)
+#define GEMM_8X1_ROW_H(t)
 #else
 #define GEMM_8X1_ROW(t)
+#define GEMM_8X1_ROW_H(t)
 #define GEMV_ROWS(t)
 #endif
 #ifndef GEMV_ROWS_K
@@ -145,8 +153,8 @@ GEMM_ROWS_OF(bf16_f32, neon, pg_bf16_f32_gemv_1row_neon)
 FAMILIES(q4_K_q8_K, q4_K, "q8_K", GEMM_8X1_ROW, GEMV_ROWS_K, GEMM_ROWS_K)
 FAMILIES(q5_K_q8_K, q5_K, "q8_K", GEMM_8X1_ROW, GEMV_ROWS_K, GEMM_ROWS_K)
 FAMILIES(q6_K_q8_K, q6_K, "q8_K", GEMM_8X1_ROW, GEMV_ROWS_K, GEMM_ROWS_K)
-FAMILIES(f16_f32, f16, "f32", GEMM_8X1_ROW, GEMV_ROWS_H, GEMM_ROWS_H)
-FAMILIES(bf16_f32, bf16, "f32", GEMM_8X1_ROW, GEMV_ROWS_H, GEMM_ROWS_H)
+FAMILIES(f16_f32, f16, "f32", GEMM_8X1_ROW_H, GEMV_ROWS_H, GEMM_ROWS_H)
+FAMILIES(bf16_f32, bf16, "f32", GEMM_8X1_ROW_H, GEMV_ROWS_H, GEMM_ROWS_H)
 
 static const pg_variant quantize_q8_K[] = {
 #if defined(__x86_64__)

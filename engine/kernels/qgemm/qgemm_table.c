@@ -22,7 +22,19 @@
 #define ASM_ROWS(t)
 #endif
 
+#if defined(__x86_64__)
+#define X86_AVX512VNNI (X86_AVX2 | PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | \
+                        PG_CPU_AVX512VNNI)
+/* the register-blocked panel GEMM (kquant_panel.c) */
+#define PANEL_16X8(t)                                                                      \
+    { "q" #t "_gemm_16x8_avx512vnni", "avx512vnni", X86_AVX512VNNI,                        \
+      .fn = { .qgemm = pg_q##t##_gemm_16x8_avx512vnni }, NULL },
+#else
+#define PANEL_16X8(t)
+#endif
+
 static const pg_variant q4_0[] = {
+    PANEL_16X8(4_0_q8_0)
     ASM_ROWS(4_0_q8_0)
     { "q4_0_q8_0_gemm_c", "c", 0, .fn = { .qgemm = pg_q4_0_q8_0_gemm_c }, NULL },
 };
@@ -31,6 +43,7 @@ static const pg_variant q4_1[] = {
     { "q4_1_q8_1_gemm_c", "c", 0, .fn = { .qgemm = pg_q4_1_q8_1_gemm_c }, NULL },
 };
 static const pg_variant q8_0[] = {
+    PANEL_16X8(8_0_q8_0)
     ASM_ROWS(8_0_q8_0)
     { "q8_0_q8_0_gemm_c", "c", 0, .fn = { .qgemm = pg_q8_0_q8_0_gemm_c }, NULL },
 };
