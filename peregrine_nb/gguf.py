@@ -1,4 +1,4 @@
-"""GGUF model files and their BPE tokenizer.
+"""GGUF model files and their tokenizer (byte-level BPE or SentencePiece).
 
 The file is mapped read-only by the engine (engine/gguf); metadata and tensor
 infos are read through the C API, tensors are expanded to float32 by the
@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from ._lib import check, cstr, ffi, lib
-from .errors import UnsupportedError
+from .errors import InvalidArgumentError, UnsupportedError
 
 # pg_gguf_type numbers -> numpy dtypes of the packed values (little-endian).
 _NUMPY_OF = {
@@ -76,7 +76,9 @@ class TensorInfo:
 
 
 class Tokenizer:
-    """Byte-level BPE tokenizer of a GGUF file (the C engine does the work).
+    """The tokenizer of a GGUF file, byte-level BPE (tokenizer.ggml.model
+    "gpt2") or SentencePiece ("llama": Llama 2, Mistral, Gemma, Phi-3); the C
+    engine does the work.
 
     ``encode(text)`` parses special tokens such as ``<|im_start|>`` by default,
     like ``llama_tokenize(..., parse_special=True)``; ``decode(ids)`` leaves
@@ -222,6 +224,45 @@ def format_chatml(messages: Sequence[Mapping[str, str]], add_generation_prompt: 
     return "".join(out)
 
 
+def render_chat_template(template: str, messages: Sequence[Mapping[str, str]],
+                         add_generation_prompt: bool = True, bos_token: str = "",
+                         eos_token: str = "") -> str:
+    """A Jinja chat template rendered as Hugging Face's apply_chat_template
+    and llama-cpp-python's Jinja2ChatFormatter render it: a sandboxed
+    environment with trim_blocks and lstrip_blocks, the loop controls,
+    ``messages``, ``add_generation_prompt``, ``bos_token`` / ``eos_token``
+    (the vocabulary's texts), ``raise_exception`` (raised here as an
+    InvalidArgumentError: "roles must alternate", "system role not
+    supported") and ``strftime_now``.  Needs the jinja2 package."""
+    try:
+        import jinja2
+        import jinja2.ext
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+    except ImportError as e:
+        raise UnsupportedError("this chat template is not ChatML; rendering it needs the jinja2 "
+                               "package (pip install jinja2)", "PG_ERR_UNSUPPORTED") from e
+    import datetime
+    import json
+
+    def raise_exception(message: str):
+        raise InvalidArgumentError(f"chat template: {message}")
+
+    env = ImmutableSandboxedEnvironment(loader=jinja2.BaseLoader(), trim_blocks=True,
+                                        lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
+    env.filters["tojson"] = lambda x, ensure_ascii=False, indent=None, separators=None, \
+        sort_keys=False: json.dumps(x, ensure_ascii=ensure_ascii, indent=indent,
+                                    separators=separators, sort_keys=sort_keys)
+    try:
+        tmpl = env.from_string(template)
+    except jinja2.TemplateError as e:
+        raise UnsupportedError(f"chat template: jinja2 cannot parse it ({e})",
+                               "PG_ERR_UNSUPPORTED") from e
+    return tmpl.render(messages=[dict(m) for m in messages],
+                       add_generation_prompt=add_generation_prompt, bos_token=bos_token,
+                       eos_token=eos_token, raise_exception=raise_exception,
+                       strftime_now=lambda f: datetime.datetime.now().strftime(f))
+
+
 class GGUFFile:
     """A GGUF file opened by the engine (read-only mapping, zero copy).
 
@@ -350,13 +391,23 @@ class GGUFFile:
 
     def apply_chat_template(self, messages: Sequence[Mapping[str, str]],
                             add_generation_prompt: bool = True) -> str:
-        """The prompt text for a conversation.  The file's template must be
-        ChatML (checked by reading it); its default system message, if it has
-        one, is used when the conversation does not start with one."""
+        """The prompt text for a conversation, from the file's chat template.
+        A ChatML template is recognised and written out here (its default
+        system message, if it has one, is used when the conversation does
+        not start with one); any other (Gemma's turns, Phi-3's <|user|>,
+        Llama 2's [INST]) is rendered by render_chat_template with the
+        vocabulary's BOS / EOS texts, which needs jinja2."""
         template = self.chat_template
+        if not template:
+            raise UnsupportedError("this file has no chat template (tokenizer.chat_template)",
+                                   "PG_ERR_UNSUPPORTED")
         if not is_chatml(template):
-            raise UnsupportedError("the chat template of this file is not ChatML; only ChatML is "
-                                   "implemented", "PG_ERR_UNSUPPORTED")
+            tok = self.tokenizer
+
+            def text(i: int) -> str:
+                return tok.id_to_token(i) if 0 <= i < tok.vocab_size else ""
+            return render_chat_template(template, messages, add_generation_prompt,
+                                        text(tok.bos_id), text(tok.eos_id))
         m = _CHATML_DEFAULT_SYSTEM.search(template)
         default_system = _jinja_literal(m.group(1)) if m else None
         return format_chatml(messages, add_generation_prompt, default_system)

@@ -1,19 +1,26 @@
-/* fuzz_tokenizer.c - the BPE tokenizer on arbitrary text.
+/* fuzz_tokenizer.c - the BPE and SentencePiece tokenizers on arbitrary text.
  *
- * Three tokenizers are built once, from the small vocabularies in
- * tests/fuzz/vocab/ (written by tests/fuzz/make_seeds.py: the 256 GPT-2
- * byte symbols, merges trained on a little text, control, user-defined,
- * unknown, byte and unused tokens), one per pre-tokenizer family: smollm
- * (digits split), gpt-2 and llama-bpe.  The directory is compiled in
- * (PG_FUZZ_VOCAB_DIR) and may be overridden with $PG_FUZZ_VOCAB_DIR.
+ * Four tokenizers are built once, from the small vocabularies in
+ * tests/fuzz/vocab/ (written by tests/fuzz/make_seeds.py): three BPE ones
+ * (the 256 GPT-2 byte symbols, merges trained on a little text, control,
+ * user-defined, unknown, byte and unused tokens), one per pre-tokenizer
+ * family: smollm (digits split), gpt-2 and llama-bpe; and a SentencePiece
+ * one (tok_spm.gguf: scores, <0xNN> byte tokens, a space prefix).  The
+ * directory is compiled in (PG_FUZZ_VOCAB_DIR) and may be overridden with
+ * $PG_FUZZ_VOCAB_DIR.
  *
- * Input: byte 0 picks the tokenizer (bits 0-1, 3 = smollm again), add_bos
- * (bit 2) and parse_special (bit 3); the rest is the text.  Checked:
+ * Input: byte 0 picks the tokenizer (bits 0-1: smollm, gpt-2, llama-bpe,
+ * spm), add_bos (bit 2) and parse_special (bit 3); the rest is the text.
+ * Checked:
  *   - encoding succeeds, ids in range, BOS first when asked for;
  *   - a buffer one id short is PG_ERR_SHAPE with the count needed;
- *   - the text's ids decode (special = 1) to the concatenated pieces, and
- *     a buffer one byte short is PG_ERR_SHAPE with the size needed;
- *   - valid UTF-8 round-trips exactly (every vocabulary text is reachable);
+ *   - the text's ids decode (special = 1) to the concatenated pieces (spm:
+ *     less the first piece's leading space, as llama_detokenize), and a
+ *     buffer one byte short is PG_ERR_SHAPE with the size needed;
+ *   - valid UTF-8 round-trips exactly (BPE: every vocabulary text is
+ *     reachable; spm: when the ids are all normal or byte tokens and the
+ *     text has no U+2581 of its own; a stray lead byte would swallow the
+ *     U+2581 of a space after it);
  *   - the same bytes read as ids (2 bytes each, some out of range) decode
  *     without harm, with and without special tokens. */
 #include <stdint.h>
@@ -27,17 +34,18 @@
 #define PG_FUZZ_VOCAB_DIR "tests/fuzz/vocab"
 #endif
 
-static pg_tokenizer *toks[3];
+static pg_tokenizer *toks[4];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    static const char *const files[3] = { "tok_smollm.gguf", "tok_gpt2.gguf", "tok_llama3.gguf" };
+    static const char *const files[4] = { "tok_smollm.gguf", "tok_gpt2.gguf", "tok_llama3.gguf",
+                                          "tok_spm.gguf" };
     const char *dir = getenv("PG_FUZZ_VOCAB_DIR");
     if (!dir || !*dir)
         dir = PG_FUZZ_VOCAB_DIR;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         pg_gguf *g = NULL;
@@ -116,7 +124,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     uint8_t flags = data[0];
-    const pg_tokenizer *t = toks[(flags & 3) == 3 ? 0 : flags & 3];
+    const pg_tokenizer *t = toks[flags & 3];
+    int spm = (flags & 3) == 3;
     int add_bos = flags >> 2 & 1, parse_special = flags >> 3 & 1;
     const char *text = (const char *)data + 1;
     size_t len = size - 1;
@@ -155,26 +164,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_ASSERT(st == PG_OK && need == n, "encode again");
     }
 
-    /* decode: the pieces, concatenated */
+    /* decode: the pieces, concatenated (spm: the first one's space off) */
     size_t dlen = 0;
     char *dec = decode(t, ids, n, 1, &dlen);
     if (dec) {
         size_t at = 0;
+        int plain = 1;   /* only normal and byte tokens */
         for (size_t i = 0; i < n; i++) {
             char piece[256];
             size_t pn = 0;
             st = pg_token_to_piece(t, ids[i], 1, piece, sizeof piece, &pn);
             FZ_ASSERT(st == PG_OK, "piece of %d: %s", ids[i], pg_last_error());
-            FZ_ASSERT(at + pn <= dlen && memcmp(dec + at, piece, pn) == 0, "piece %zu differs", i);
-            at += pn;
+            int ty = pg_tokenizer_token_type(t, ids[i]);
+            plain &= i < (size_t)add_bos || ty == PG_TOKEN_NORMAL || ty == PG_TOKEN_BYTE;
+            size_t off = spm && i == 0 && pn && piece[0] == ' ';
+            FZ_ASSERT(at + pn - off <= dlen && memcmp(dec + at, piece + off, pn - off) == 0,
+                      "piece %zu differs", i);
+            at += pn - off;
         }
         FZ_ASSERT(at == dlen, "pieces give %zu bytes, the decode %zu", at, dlen);
-        if (valid_utf8((const uint8_t *)text, len)) {
+        int has_mark = 0;
+        for (size_t i = 0; i + 3 <= len && !has_mark; i++)
+            has_mark = memcmp(text + i, "\xe2\x96\x81", 3) == 0;
+        if (valid_utf8((const uint8_t *)text, len) && (!spm || (plain && !has_mark))) {
             size_t skip = add_bos ? 1 : 0, rlen = 0;
             char *rt = decode(t, ids + skip, n - skip, 1, &rlen);
             if (rt)
                 FZ_ASSERT(rlen == len && memcmp(rt, text, len) == 0,
-                          "valid UTF-8 of %zu bytes round-trips to %zu bytes", len, rlen);
+                          "%zu bytes of text round-trip to %zu bytes", len, rlen);
             free(rt);
         }
         free(dec);

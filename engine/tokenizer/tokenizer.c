@@ -1,14 +1,20 @@
 /* tokenizer.c - the public tokenizer: built from GGUF metadata, encode
- * (special tokens, pre-tokenizer, byte map, BPE), decode.
+ * (special tokens, then BPE or SentencePiece), decode.
  *
- * Encoding follows llama.cpp's llama_tokenize for a "gpt2" vocabulary:
+ * Encoding follows llama.cpp's llama_tokenize:
  *   1. special tokens written in the text are cut out first, longest text
  *      first, every occurrence left to right (control and unknown tokens
- *      only when parse_special is set; user-defined ones always);
- *   2. each remaining stretch of text is split into words by the
- *      pre-tokenizer the file names (tokenizer.ggml.pre);
- *   3. each word's UTF-8 bytes are mapped to GPT-2's printable code points
- *      and merged by rank (bpe.c). */
+ *      only when parse_special is set; user-defined ones always); white
+ *      space beside a token with the LSTRIP / RSTRIP attribute goes too
+ *      (llama.cpp sets RSTRIP on a Phi-3 file's specials, by its name);
+ *   2. a "gpt2" vocabulary: each remaining stretch of text is split into
+ *      words by the pre-tokenizer the file names (tokenizer.ggml.pre), each
+ *      word's UTF-8 bytes are mapped to GPT-2's printable code points and
+ *      merged by rank (bpe.c);
+ *   3. a "llama" (SentencePiece) vocabulary: each stretch is merged by
+ *      score (spm.c), with a space in front of the first stretch and of
+ *      every stretch after a special token when add_space_prefix says so. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +89,46 @@ static int longer_text_first(const void *a, const void *b, void *t_)
     return *(const int32_t *)a - *(const int32_t *)b;
 }
 
+/* The bool (or integer) at key, dflt when the file has none. */
+static int get_flag(const pg_gguf *g, const char *key, int dflt)
+{
+    int64_t i = pg_gguf_find_key(g, key), v;
+    return i >= 0 && pg_gguf_get_int(g, i, &v) == PG_OK ? v != 0 : dflt;
+}
+
+/* Texts llama.cpp takes as end-of-generation tokens and makes control
+ * tokens whatever type the file gives them. */
+static const char *const eog_texts[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>",
+};
+
+/* llama.cpp's per-model token attributes: a model whose general.name says
+ * Phi-3 drops white space after its special tokens, except these. */
+static void set_token_attrs(pg_tokenizer *t, const pg_gguf *g)
+{
+    const char *s;
+    uint64_t len;
+    if (get_str(g, "general.name", &s, &len) != PG_OK) {
+        pg_clear_error();
+        return;
+    }
+    char name[256];
+    size_t n = len < sizeof name - 1 ? (size_t)len : sizeof name - 1;
+    for (size_t i = 0; i < n; i++)
+        name[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : (s[i] ? s[i] : ' ');
+    name[n] = '\0';
+    if (!strstr(name, "phi3") && !strstr(name, "phi-3"))
+        return;
+    for (int32_t k = 0; k < t->n_special; k++)
+        t->tok_attr[t->special[k]] |= PG_TOKATTR_RSTRIP;
+    static const char *const keep[] = { "<unk>", "<s>", "<|endoftext|>" };
+    for (size_t k = 0; k < sizeof keep / sizeof *keep; k++) {
+        int32_t id = pg_strmap_get(&t->vocab, keep[k], strlen(keep[k]), NULL, 0);
+        if (id >= 0)
+            t->tok_attr[id] &= (uint8_t)~PG_TOKATTR_RSTRIP;
+    }
+}
+
 static pg_status load(pg_tokenizer *t, const pg_gguf *g)
 {
     const char *s;
@@ -90,13 +136,24 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
     pg_status st = get_str(g, "tokenizer.ggml.model", &s, &len);
     if (st != PG_OK)
         return st;
-    if (len != 4 || memcmp(s, "gpt2", 4) != 0)
-        return pg_fail(PG_ERR_UNSUPPORTED, "tokenizer: model '%.*s' is not supported (only "
-                       "byte-level BPE, 'gpt2')", (int)(len > 64 ? 64 : len), s);
-    if (get_str(g, "tokenizer.ggml.pre", &s, &len) != PG_OK)
+    if (len == 5 && memcmp(s, "llama", 5) == 0) {
+        /* SentencePiece: no pre-tokenizer; llama.cpp's defaults */
+        t->spm = 1;
+        t->add_space_prefix = get_flag(g, "tokenizer.ggml.add_space_prefix", 1);
+        t->wants_bos = 1;
+        if (get_str(g, "tokenizer.ggml.pre", &s, &len) != PG_OK) {
+            pg_clear_error();
+            s = "default";
+            len = 7;
+        }
+        memcpy(t->pre, s, len < sizeof t->pre - 1 ? len : sizeof t->pre - 1);
+    } else if (len != 4 || memcmp(s, "gpt2", 4) != 0) {
+        return pg_fail(PG_ERR_UNSUPPORTED, "tokenizer: model '%.*s' is not supported (byte-level "
+                       "BPE 'gpt2' and SentencePiece 'llama' are)", (int)(len > 64 ? 64 : len), s);
+    } else if (get_str(g, "tokenizer.ggml.pre", &s, &len) != PG_OK)
         return pg_fail(PG_ERR_UNSUPPORTED, "tokenizer: the file names no pre-tokenizer "
                        "(tokenizer.ggml.pre); llama.cpp's 'default' rules are not implemented");
-    if (in_list(s, len, digits_family, sizeof digits_family / sizeof *digits_family))
+    else if (in_list(s, len, digits_family, sizeof digits_family / sizeof *digits_family))
         t->pretok = PG_PRETOK_DIGITS;
     else if (in_list(s, len, gpt2_family, sizeof gpt2_family / sizeof *gpt2_family))
         t->pretok = PG_PRETOK_GPT2;
@@ -110,7 +167,8 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
         return pg_fail(PG_ERR_UNSUPPORTED, "tokenizer: pre-tokenizer '%.*s' is not implemented "
                        "(smollm, starcoder, gpt2, llama-bpe, qwen2 and their kin are)",
                        (int)(len > 64 ? 64 : len), s);
-    memcpy(t->pre, s, len < sizeof t->pre - 1 ? len : sizeof t->pre - 1);
+    if (!t->spm)
+        memcpy(t->pre, s, len < sizeof t->pre - 1 ? len : sizeof t->pre - 1);
 
     int64_t ki = pg_gguf_find_key(g, "tokenizer.ggml.tokens");
     if (ki < 0)
@@ -119,7 +177,7 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
         return st;
     if (n_tok == 0 || n_tok > INT32_MAX / 2)
         return pg_fail(PG_ERR_FORMAT, "tokenizer: %llu tokens", (unsigned long long)n_tok);
-    int64_t mi = pg_gguf_find_key(g, "tokenizer.ggml.merges");
+    int64_t mi = t->spm ? -1 : pg_gguf_find_key(g, "tokenizer.ggml.merges");   /* spm: unused */
     if (mi >= 0 && (st = pg_gguf_array_len(g, mi, &n_merge)) != PG_OK)
         return st;
     if (n_merge > INT32_MAX / 2)
@@ -131,6 +189,13 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
     if (ti >= 0 && n_types != n_tok)
         return pg_fail(PG_ERR_FORMAT, "tokenizer: %llu token types for %llu tokens",
                        (unsigned long long)n_types, (unsigned long long)n_tok);
+    int64_t si = pg_gguf_find_key(g, "tokenizer.ggml.scores");
+    uint64_t n_scores = 0;
+    if (si >= 0 && ((st = pg_gguf_array_len(g, si, &n_scores)) != PG_OK))
+        return st;
+    if (si >= 0 && n_scores != n_tok)
+        return pg_fail(PG_ERR_FORMAT, "tokenizer: %llu scores for %llu tokens",
+                       (unsigned long long)n_scores, (unsigned long long)n_tok);
 
     /* one arena for every token text and merge, NUL-terminated each */
     uint64_t total = 0;
@@ -140,14 +205,16 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
             return st;
         if (len > UINT32_MAX - 1)
             return pg_fail(PG_ERR_FORMAT, "tokenizer: a token of %llu bytes", (unsigned long long)len);
-        total += len + 1;
+        total += (i < n_tok && len == 0 ? 24 : len) + 1;   /* an empty token: "[EMPTY_<id>]" */
     }
     t->n_vocab = (int32_t)n_tok;
     t->text = malloc(total ? total : 1);
     t->tok_off = malloc(n_tok * sizeof *t->tok_off);
     t->tok_len = malloc(n_tok * sizeof *t->tok_len);
     t->tok_type = malloc(n_tok);
-    if (!t->text || !t->tok_off || !t->tok_len || !t->tok_type)
+    t->tok_attr = calloc(n_tok, 1);
+    t->score = calloc(n_tok, sizeof *t->score);
+    if (!t->text || !t->tok_off || !t->tok_len || !t->tok_type || !t->tok_attr || !t->score)
         return pg_fail(PG_ERR_NOMEM, "tokenizer: out of memory");
     if ((st = pg_strmap_init(&t->vocab, t->text, (uint32_t)n_tok)) != PG_OK ||
         (st = pg_strmap_init(&t->merges, t->text, (uint32_t)(n_merge ? n_merge : 1))) != PG_OK)
@@ -155,7 +222,10 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
     uint64_t off = 0;
     for (uint64_t i = 0; i < n_tok; i++) {
         pg_gguf_array_get_string(g, ki, i, &s, &len);
-        memcpy(t->text + off, s, len);
+        if (len == 0)   /* llama.cpp's name for an empty token */
+            len = (uint64_t)snprintf(t->text + off, 24, "[EMPTY_%llu]", (unsigned long long)i);
+        else
+            memcpy(t->text + off, s, len);
         t->text[off + len] = '\0';
         t->tok_off[i] = off;
         t->tok_len[i] = (uint32_t)len;
@@ -163,6 +233,10 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
         if (ti >= 0 && pg_gguf_array_get_int(g, ti, i, &ty) != PG_OK)
             return pg_last_status();
         t->tok_type[i] = (uint8_t)(ty >= 0 && ty <= PG_TOKEN_BYTE ? ty : PG_TOKEN_UNDEFINED);
+        double sc = 0;
+        if (si >= 0 && pg_gguf_array_get_float(g, si, i, &sc) != PG_OK)
+            return pg_last_status();
+        t->score[i] = (float)sc;
         pg_strmap_put(&t->vocab, off, (uint32_t)len, (int32_t)i, 1);   /* a repeated text: the last id wins */
         off += len + 1;
     }
@@ -179,6 +253,21 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
         t->wants_bos = abv != 0;
     t->bos = get_id(g, "tokenizer.ggml.bos_token_id", t->n_vocab);
     t->eos = get_id(g, "tokenizer.ggml.eos_token_id", t->n_vocab);
+    t->unk = get_id(g, "tokenizer.ggml.unknown_token_id", t->n_vocab);
+    if (t->spm) {
+        /* llama.cpp's defaults for a SentencePiece vocabulary: <unk> <s> </s> = 0 1 2 */
+        if (t->bos < 0 && t->n_vocab > 1)
+            t->bos = 1;
+        if (t->eos < 0 && t->n_vocab > 2)
+            t->eos = 2;
+        if (t->unk < 0)
+            t->unk = 0;
+    }
+    for (size_t k = 0; k < sizeof eog_texts / sizeof *eog_texts; k++) {
+        int32_t id = pg_strmap_get(&t->vocab, eog_texts[k], strlen(eog_texts[k]), NULL, 0);
+        if (id >= 0)
+            t->tok_type[id] = PG_TOKEN_CONTROL;
+    }
 
     /* tokens matched literally in the text, longest first */
     t->special = malloc(n_tok * sizeof *t->special);
@@ -191,6 +280,16 @@ static pg_status load(pg_tokenizer *t, const pg_gguf *g)
             t->special[t->n_special++] = i;
     }
     qsort_r(t->special, (size_t)t->n_special, sizeof *t->special, longer_text_first, t);
+    set_token_attrs(t, g);
+
+    /* spm byte fallback: <0xNN>, else the byte's own one-byte text */
+    for (int b = 0; b < 256; b++) {
+        char hex[7], one = (char)b;
+        snprintf(hex, sizeof hex, "<0x%02X>", b);
+        t->byte_tok[b] = pg_strmap_get(&t->vocab, hex, 6, NULL, 0);
+        if (t->byte_tok[b] < 0)
+            t->byte_tok[b] = pg_strmap_get(&t->vocab, &one, 1, NULL, 0);
+    }
 
     for (int b = 0; b < 256; b++)
         t->byte_utf8_len[b] = (uint8_t)pg_utf8_encode(pg_byte_to_cp((uint8_t)b), t->byte_utf8[b]);
@@ -228,6 +327,8 @@ void pg_tokenizer_free(pg_tokenizer *t)
     free(t->tok_off);
     free(t->tok_len);
     free(t->tok_type);
+    free(t->tok_attr);
+    free(t->score);
     free(t->special);
     free(t);
 }
@@ -279,6 +380,8 @@ typedef struct encoder {
     uint8_t            *word;     /* byte-mapped word, up to 2 bytes per byte */
     pg_word_list        words;
     pg_bpe_scratch      bpe;
+    pg_spm_scratch      spm;
+    int                 prev_special;   /* spm: nothing or a special token came last */
 } encoder;
 
 static void emit(void *ctx, int32_t id)
@@ -292,6 +395,11 @@ static void emit(void *ctx, int32_t id)
 /* Pre-tokenize and merge one stretch of text without special tokens. */
 static void encode_raw(encoder *e, const uint8_t *s, size_t len)
 {
+    if (e->t->spm) {
+        pg_spm_fragment(e->t, &e->spm, s, len, e->t->add_space_prefix && e->prev_special, emit, e);
+        e->prev_special = 0;
+        return;
+    }
     size_t n_cp = pg_utf8_decode(s, len, e->cps);
     e->words.n = 0;
     pg_pretokenize(e->t->pretok, e->cps, n_cp, &e->words);
@@ -327,6 +435,11 @@ static const uint8_t *find_bytes(const uint8_t *hay, size_t n, const char *needl
  * it, continue right of it.  The recursion on the left part starts from the
  * next special in order, which is how llama.cpp's repeated partitioning
  * comes out: a longer special always wins over a shorter one inside it. */
+static int is_space(uint8_t c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');   /* C's isspace */
+}
+
 static void encode_span(encoder *e, const uint8_t *s, size_t len, int32_t first_special,
                         int parse_special)
 {
@@ -341,12 +454,22 @@ static void encode_span(encoder *e, const uint8_t *s, size_t len, int32_t first_
         if (!hit)
             continue;
         /* every occurrence of this special, the stretches between them
-         * partitioned further by the specials after it */
+         * partitioned further by the specials after it (less the white
+         * space an LSTRIP / RSTRIP token takes) */
+        uint8_t attr = e->t->tok_attr[id];
         while (hit) {
-            encode_span(e, s, (size_t)(hit - s), k + 1, parse_special);
+            size_t left = (size_t)(hit - s);
+            if (attr & PG_TOKATTR_LSTRIP)
+                while (left && is_space(s[left - 1]))
+                    left--;
+            encode_span(e, s, left, k + 1, parse_special);
             emit(e, id);
+            e->prev_special = 1;
             len -= (size_t)(hit - s) + tl;
             s = hit + tl;
+            if (attr & PG_TOKATTR_RSTRIP)
+                for (; len && is_space(*s); len--)
+                    s++;
             hit = find_bytes(s, len, txt, tl);
         }
         encode_span(e, s, len, k + 1, parse_special);
@@ -366,7 +489,7 @@ pg_status pg_tokenize(const pg_tokenizer *t, const char *text, size_t len, int a
         return pg_fail(PG_ERR_INVALID_ARG, "pg_tokenize: text of %zu bytes is too long", len);
     if (add_bos && t->bos < 0)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_tokenize: add_bos, but the vocabulary has no BOS token");
-    encoder e = { .t = t, .ids = ids, .cap = capacity };
+    encoder e = { .t = t, .ids = ids, .cap = capacity, .prev_special = 1 };
     /* a code point per byte at most; a byte maps to at most 2 bytes, and
      * an invalid byte becomes U+FFFD (3 bytes, so 6 mapped) */
     e.cps = malloc((len ? len : 1) * sizeof *e.cps);
@@ -379,11 +502,12 @@ pg_status pg_tokenize(const pg_tokenizer *t, const char *text, size_t len, int a
     if (add_bos)
         emit(&e, t->bos);
     encode_span(&e, (const uint8_t *)text, len, 0, parse_special);
-    int oom = e.words.oom || e.bpe.oom;
+    int oom = e.words.oom || e.bpe.oom || e.spm.oom;
     free(e.cps);
     free(e.word);
     free(e.words.len);
     pg_bpe_scratch_free(&e.bpe);
+    pg_spm_scratch_free(&e.spm);
     if (oom)
         return pg_fail(PG_ERR_NOMEM, "pg_tokenize: out of memory");
     *n_out = e.n;
@@ -408,6 +532,8 @@ static size_t piece(const pg_tokenizer *t, int32_t id, int special, char *buf, s
             memcpy(buf, s, len < room ? len : room);
         return len;
     }
+    if (t->spm && (ty == PG_TOKEN_NORMAL || ty == PG_TOKEN_BYTE))
+        return pg_spm_piece(t, id, buf, room);
     if (ty != PG_TOKEN_NORMAL)
         return 0;   /* control tokens without special, unused, byte: nothing */
     /* undo the byte map, code point by code point; a code point that maps
@@ -459,6 +585,28 @@ pg_status pg_detokenize(const pg_tokenizer *t, const int32_t *ids, size_t n_ids,
     for (size_t i = 0; i < n_ids; i++) {
         if (bad_id(t, ids[i], "pg_detokenize"))
             return pg_last_status();
+        /* as llama_detokenize: the space an spm vocabulary puts before the
+         * text comes off the first token (none comes off after a BOS) */
+        char first = 0;
+        if (i == 0 && t->spm && t->add_space_prefix && piece(t, ids[0], special, &first, 1) &&
+            first == ' ') {
+            size_t pl = piece(t, ids[0], special, NULL, 0);
+            char tmp[256];
+            if (pl <= sizeof tmp) {
+                piece(t, ids[0], special, tmp, sizeof tmp);
+                size_t c = pl - 1 < capacity ? pl - 1 : capacity;
+                if (c)
+                    memcpy(buf, tmp + 1, c);
+                n = pl - 1;
+                continue;
+            }
+            /* a longer one: write it, then drop its first byte */
+            n = piece(t, ids[0], special, buf, capacity);
+            if (capacity)
+                memmove(buf, buf + 1, (n < capacity ? n : capacity) - 1);
+            n--;
+            continue;
+        }
         n += piece(t, ids[i], special, n < capacity ? buf + n : NULL, n < capacity ? capacity - n : 0);
     }
     *n_out = n;

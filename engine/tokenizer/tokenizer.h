@@ -1,9 +1,11 @@
-/* tokenizer.h - the byte-level BPE tokenizer's insides (the public calls
- * are in peregrine.h, section "tokenizer").
+/* tokenizer.h - the tokenizers' insides (the public calls are in
+ * peregrine.h, section "tokenizer"): byte-level BPE (tokenizer.ggml.model
+ * "gpt2") and SentencePiece (model "llama": Llama 2, Mistral, Gemma, Phi-3).
  *
  *   tokenizer.c   API: load from GGUF, special-token split, encode, decode
- *   pretokenize.c the pre-tokenizer rules (text -> words)
+ *   pretokenize.c the pre-tokenizer rules (text -> words), BPE only
  *   bpe.c         merges by rank inside one word
+ *   spm.c         SentencePiece: merges by score, byte fallback, U+2581
  *   strmap.c      string -> int tables (vocabulary, merge ranks)
  *   unicode_class.c  character classes, UTF-8, the GPT-2 byte map */
 #ifndef PG_TOKENIZER_TOKENIZER_H
@@ -59,8 +61,14 @@ int32_t pg_strmap_get(const pg_strmap *m, const char *a, size_t alen, const char
 
 /* ---- the tokenizer ---- */
 
+/* Per-token flags beside the type: llama.cpp's LSTRIP / RSTRIP attributes
+ * (white space next to a special token in the text is dropped). */
+enum { PG_TOKATTR_LSTRIP = 1, PG_TOKATTR_RSTRIP = 2 };
+
 struct pg_tokenizer {
     char            pre[32];
+    int             spm;            /* SentencePiece (model "llama"), else byte-level BPE */
+    int             add_space_prefix;   /* spm: a space before text that follows a special */
     pg_pretok_kind  pretok;
     int             ignore_merges;  /* a word that is a token is taken whole (llama 3) */
     int             wants_bos;      /* add_bos_token, or the pre-tokenizer's default */
@@ -69,7 +77,10 @@ struct pg_tokenizer {
     uint64_t       *tok_off;
     uint32_t       *tok_len;
     uint8_t        *tok_type;
-    pg_strmap       vocab;     /* token text -> id */
+    uint8_t        *tok_attr;  /* PG_TOKATTR_* */
+    float          *score;     /* spm: tokenizer.ggml.scores (0 where absent) */
+    int32_t         byte_tok[256];   /* spm: the <0xNN> token of each byte, -1 if none */
+    int32_t         unk;    pg_strmap       vocab;     /* token text -> id */
     pg_strmap       merges;    /* "left right" -> rank */
     int32_t         bos, eos;
     int32_t        *special;   /* ids matched in raw text, longest text first */
@@ -92,5 +103,28 @@ typedef struct pg_bpe_scratch {
 void pg_bpe_word(const pg_tokenizer *t, pg_bpe_scratch *s, const char *word, size_t len,
                  void (*emit)(void *ctx, int32_t id), void *ctx);
 void pg_bpe_scratch_free(pg_bpe_scratch *s);
+
+/* ---- SentencePiece (spm.c) ---- */
+
+typedef struct pg_spm_scratch {
+    uint8_t            *text;   /* the fragment with spaces as U+2581 */
+    size_t              text_cap;
+    struct pg_spm_sym  *sym;
+    size_t              sym_cap;
+    struct pg_spm_pair *heap;
+    size_t              heap_n, heap_cap;
+    int                 oom;
+} pg_spm_scratch;
+
+/* Encode one stretch of text without special tokens (space_prefix: put a
+ * space before it, as llama.cpp does after a special token). */
+void pg_spm_fragment(const pg_tokenizer *t, pg_spm_scratch *s, const uint8_t *text, size_t len,
+                     int space_prefix, void (*emit)(void *ctx, int32_t id), void *ctx);
+void pg_spm_scratch_free(pg_spm_scratch *s);
+/* The bytes of a normal or byte token of an spm vocabulary (U+2581 as a
+ * space, <0xNN> as its byte) into buf (as far as room goes); returns the count. */
+size_t pg_spm_piece(const pg_tokenizer *t, int32_t id, char *buf, size_t room);
+/* The byte a <0xNN> text stands for, -1 if it is not one. */
+int pg_spm_byte_of(const char *s, size_t len);
 
 #endif

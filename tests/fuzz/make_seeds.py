@@ -7,6 +7,8 @@
         merges trained here on a little text, control / user-defined /
         unknown / byte / unused tokens), one per pre-tokenizer family; the
         tokenizer target (engine/fuzz/fuzz_tokenizer.c) loads them
+  tests/fuzz/vocab/tok_spm.gguf
+        a small SentencePiece vocabulary (scores, <0xNN> byte tokens)
   tests/fuzz/corpus/gguf/        tiny synthetic GGUF files (every metadata
                                  type, every tensor type, the vocabularies)
   tests/fuzz/corpus/tokenizer/   texts, each after a flags byte (see
@@ -200,6 +202,58 @@ def vocab_gguf(pre: str) -> bytes:
     return gguf(kvs)
 
 
+def spm_vocab_gguf() -> bytes:
+    """A SentencePiece vocabulary (model "llama"): <unk> <s> </s>, the 256
+    <0xNN> byte tokens, the characters of TRAIN_TEXT (U+2581 for the space) and
+    pieces learnt from it by BPE, scored by merge order (some scores tied),
+    a user-defined and an unused token; llama.cpp's defaults otherwise."""
+    mark = "\u2581"
+    text = (" " + TRAIN_TEXT).replace(" ", mark)
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    types = [2, 3, 3] + [6] * 256
+    scores = [0.0] * len(tokens)
+    seqs = Counter(tuple(w) for w in re.findall(mark + "?[^" + mark + "]+|" + mark + "+", text))
+    for i in range(120):
+        pairs = Counter()
+        for sq, c in seqs.items():
+            for a, b in zip(sq, sq[1:]):
+                pairs[(a, b)] += c
+        if not pairs:
+            break
+        (a, b), _ = max(pairs.items(), key=lambda kv: (kv[1], kv[0]))
+        if a + b not in tokens:
+            tokens.append(a + b)
+            types.append(1)
+            scores.append(-float(i - i % 2))
+        new = Counter()
+        for sq, c in seqs.items():
+            out, j = [], 0
+            while j < len(sq):
+                if j + 1 < len(sq) and sq[j] == a and sq[j + 1] == b:
+                    out.append(a + b)
+                    j += 2
+                else:
+                    out.append(sq[j])
+                    j += 1
+            new[tuple(out)] += c
+        seqs = new
+    for ch in sorted(set(text)):
+        if ch not in tokens:
+            tokens.append(ch)
+            types.append(1)
+            scores.append(-1000.0)
+    tokens += ["<tool>", "<unused0>"]
+    types += [4, 5]
+    scores += [0.0, 0.0]
+    return gguf([
+        ("general.architecture", STR, "llama"),
+        ("tokenizer.ggml.model", STR, "llama"),
+        ("tokenizer.ggml.tokens", ARR, (STR, tokens)),
+        ("tokenizer.ggml.scores", ARR, (F32, scores)),
+        ("tokenizer.ggml.token_type", ARR, (I32, types)),
+    ])
+
+
 VOCABS = {"tok_smollm.gguf": "smollm", "tok_gpt2.gguf": "gpt-2", "tok_llama3.gguf": "llama-bpe"}
 
 # ---------------------------------------------------------------------------
@@ -244,6 +298,7 @@ def gguf_seeds() -> dict[str, bytes]:
                                            [(f"t.{tname}", tname, dims, tensor_bytes(tname, dims, rng))])
     for name, pre in VOCABS.items():
         out[name] = vocab_gguf(pre)
+    out["tok_spm.gguf"] = spm_vocab_gguf()
     return out
 
 
@@ -260,7 +315,7 @@ def tokenizer_seeds() -> dict[str, bytes]:
     ]
     out = {}
     for i, t in enumerate(texts):
-        for flags in (0, 1, 2, 4 | 8):
+        for flags in (0, 1, 2, 3, 4 | 8, 3 | 4 | 8):   # 3: the SentencePiece vocabulary
             out[f"text{i:02d}_f{flags}.bin"] = bytes([flags]) + t
     return out
 
@@ -609,6 +664,7 @@ def write(dir_: Path, files: dict[str, bytes]) -> None:
 
 def main() -> None:
     write(HERE / "vocab", {name: vocab_gguf(pre) for name, pre in VOCABS.items()})
+    write(HERE / "vocab", {"tok_spm.gguf": spm_vocab_gguf()})
     write(HERE / "corpus" / "gguf", gguf_seeds())
     write(HERE / "corpus" / "tokenizer", tokenizer_seeds())
     write(HERE / "corpus" / "graph", graph_seeds())

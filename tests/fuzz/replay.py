@@ -11,7 +11,8 @@ check (AssertionError), a crash of the process - is a bug.
              a few rows of each, the tokenizer when the metadata has one
   tokenizer  the tokenizers of tests/fuzz/vocab on the text after a flags
              byte (as engine/fuzz/fuzz_tokenizer.c: bits 0-1 pick the
-             vocabulary, bit 2 add_bos, bit 3 parse_special)
+             vocabulary, 3 the SentencePiece one, bit 2 add_bos, bit 3
+             parse_special)
   graph      the byte code of engine/fuzz/fuzz_graph.c (graph_bytecode.py)
   onnx       peregrine_nb.load_onnx on the bytes, then compile at levels 0
              and 3 and run on zero feeds
@@ -126,7 +127,8 @@ def gguf(data: bytes) -> None:
 @lru_cache(maxsize=None)
 def _tokenizers():
     d = Path(os.environ.get("PG_FUZZ_VOCAB_DIR") or HERE / "vocab")
-    files = [pg.load_gguf(d / n) for n in ("tok_smollm.gguf", "tok_gpt2.gguf", "tok_llama3.gguf")]
+    files = [pg.load_gguf(d / n) for n in ("tok_smollm.gguf", "tok_gpt2.gguf", "tok_llama3.gguf",
+                                            "tok_spm.gguf")]
     return files, [f.tokenizer for f in files]
 
 
@@ -142,20 +144,24 @@ def tokenizer(data: bytes) -> None:
     if not data:
         return
     flags, text = data[0], bytes(data[1:])
-    tok = _tokenizers()[1][0 if flags & 3 == 3 else flags & 3]
+    tok = _tokenizers()[1][flags & 3]
+    spm = flags & 3 == 3   # SentencePiece: the first piece's space comes off in a decode
     add_bos, special = bool(flags >> 2 & 1), bool(flags >> 3 & 1)
     ids = tok.encode(text, add_bos=add_bos, special=special)
     assert all(0 <= i < tok.vocab_size for i in ids), ids
     assert not add_bos or ids[:1] == [tok.bos_id]
     assert not text or len(ids) > add_bos, "text gave no ids"
     dec = tok.decode_bytes(ids, special=True)
-    assert dec == b"".join(tok.token_to_piece(i, special=True) for i in ids)
-    if _valid_utf8(text):
+    pieces = b"".join(tok.token_to_piece(i, special=True) for i in ids)
+    assert dec == (pieces[1:] if spm and pieces[:1] == b" " and
+                   tok.token_to_piece(ids[0], special=True)[:1] == b" " else pieces)
+    plain = all(tok.token_type(i) in (1, 6) for i in ids[int(add_bos):])
+    if _valid_utf8(text) and (not spm or (plain and "\u2581".encode() not in text)):
         assert tok.decode_bytes(ids[1:] if add_bos else ids, special=True) == text, "round trip"
     tok.decode(ids)
     stream = tok.stream(special=True)
     streamed = "".join(stream.feed(i) for i in ids) + stream.flush()
-    assert streamed == dec.decode("utf-8", "replace")
+    assert streamed == pieces.decode("utf-8", "replace")
     raw = [(text[2 * i] | text[2 * i + 1] << 8) % (tok.vocab_size + 2) - 1 for i in range(len(text) // 2)]
     bad = any(i < 0 or i >= tok.vocab_size for i in raw)
     for sp in (False, True):

@@ -149,6 +149,113 @@ def make_vocab() -> tuple[list[str], list[str], list[int]]:
     return tokens + list(SPECIALS), merges, types
 
 
+# ---- a SentencePiece vocabulary (tokenizer.ggml.model "llama") --------------
+
+SPACE = "\u2581"
+# what the spm vocabulary takes whole besides its merges: letters outside
+# the corpus (a character without a token falls back to its bytes)
+SPM_CHARS = "éüßçøåæœ你好世界αβγЖЯ"
+# per flavour: the special tokens first (id order, types), the chat
+# template, the BOS / EOS texts and whether a space goes before the text.
+# gemma: <pad> <eos> <bos> <unk> (BOS 2, EOS 1), no space prefix, its turn
+# markers; llama (Llama 2 / Mistral): <unk> <s> </s> (0 1 2, llama.cpp's
+# defaults, so the ids are not written), [INST]; phi3: llama's three and its
+# <|...|> markers (control), one user-defined token.
+GEMMA_TEMPLATE = (
+    "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not "
+    "supported') }}{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != "
+    "(loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate "
+    "user/assistant/user/assistant/...') }}{% endif %}{% if (message['role'] == 'assistant') %}"
+    "{% set role = 'model' %}{% else %}{% set role = message['role'] %}{% endif %}"
+    "{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{'<start_of_turn>model\n'}}{% endif %}")
+LLAMA2_TEMPLATE = (
+    "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}"
+    "{% set system_message = messages[0]['content'] %}{% else %}{% set loop_messages = messages %}"
+    "{% set system_message = false %}{% endif %}{% for message in loop_messages %}"
+    "{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation "
+    "roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
+    "{% if loop.index0 == 0 and system_message != false %}{% set content = '<<SYS>>\\n' + "
+    "system_message + '\\n<</SYS>>\\n\\n' + message['content'] %}{% else %}"
+    "{% set content = message['content'] %}{% endif %}{% if message['role'] == 'user' %}"
+    "{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}{% elif message['role'] == "
+    "'assistant' %}{{ ' '  + content.strip() + ' ' + eos_token }}{% endif %}{% endfor %}")
+PHI3_TEMPLATE = (
+    "{% for message in messages %}{% if message['role'] == 'system' %}{{'<|system|>\n' + "
+    "message['content'] + '<|end|>\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\n' + "
+    "message['content'] + '<|end|>\n'}}{% elif message['role'] == 'assistant' %}"
+    "{{'<|assistant|>\n' + message['content'] + '<|end|>\n'}}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% else %}{{ eos_token }}{% endif %}")
+SPM_FLAVOURS = {
+    "gemma": dict(specials=[("<pad>", 3), ("<eos>", 3), ("<bos>", 3), ("<unk>", 2),
+                            ("<start_of_turn>", 3), ("<end_of_turn>", 3)],
+                  bos="<bos>", eos="<eos>", space_prefix=False, template=GEMMA_TEMPLATE),
+    "llama": dict(specials=[("<unk>", 2), ("<s>", 3), ("</s>", 3)],
+                  bos="<s>", eos="</s>", space_prefix=True, template=LLAMA2_TEMPLATE),
+    "phi3": dict(specials=[("<unk>", 2), ("<s>", 3), ("</s>", 3), ("<|endoftext|>", 3),
+                           ("<|assistant|>", 3), ("<|end|>", 3), ("<|system|>", 3),
+                           ("<|user|>", 3), ("<|placeholder1|>", 4)],
+                 bos="<s>", eos="<|endoftext|>", space_prefix=True, template=PHI3_TEMPLATE),
+}
+N_SPM_MERGES = 200
+
+
+def make_spm_vocab(flavour: str = "llama"):
+    """tokens, scores, token types of a SentencePiece-style vocabulary: the
+    flavour's specials, the 256 <0xNN> byte tokens, every character of CORPUS
+    and SPM_CHARS (with U+2581 for the space), then pieces learnt by BPE
+    over CORPUS written as SentencePiece sees it (spaces as U+2581, one in
+    front), each piece scored by its merge order (earlier: higher, as the
+    BPE-trained Llama vocabularies are); a few pieces share a score, so the
+    leftmost-first rule between equal scores is exercised."""
+    fl = SPM_FLAVOURS[flavour]
+    tokens = [t for t, _ in fl["specials"]]
+    types = [ty for _, ty in fl["specials"]]
+    scores = [0.0] * len(tokens)
+    tokens += [f"<0x{b:02X}>" for b in range(256)]
+    types += [6] * 256
+    scores += [0.0] * 256
+    text = CORPUS.replace("\n", " ")
+    if fl["space_prefix"]:
+        text = " " + text
+    text = text.replace(" ", SPACE)
+    chars = sorted(set(text + SPM_CHARS + SPACE))
+    words = re.findall(SPACE + "?[^" + SPACE + "]+|" + SPACE + "+", text)
+    seqs = Counter(tuple(w) for w in words)
+    pieces = []
+    for _ in range(N_SPM_MERGES):
+        pairs = Counter()
+        for sq, c in seqs.items():
+            for a, b in zip(sq, sq[1:]):
+                pairs[(a, b)] += c
+        if not pairs:
+            break
+        (a, b), _ = max(pairs.items(), key=lambda kv: (kv[1], kv[0]))
+        if a + b not in pieces:
+            pieces.append(a + b)
+        new = Counter()
+        for sq, c in seqs.items():
+            out, i = [], 0
+            while i < len(sq):
+                if i + 1 < len(sq) and sq[i] == a and sq[i + 1] == b:
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(sq[i])
+                    i += 1
+            new[tuple(out)] += c
+        seqs = new
+    for i, pc in enumerate(pieces):
+        tokens.append(pc)
+        types.append(1)
+        scores.append(-float(i - i % 3 if i % 7 == 0 else i))   # some ties
+    for i, ch in enumerate(chars):
+        tokens.append(ch)
+        types.append(1)
+        scores.append(-1000.0 - i)
+    return tokens, scores, types
+
+
 # ---- weights ----------------------------------------------------------------
 
 def _qtype(wtype: str):
@@ -235,12 +342,17 @@ def _llama3_freqs(n_rot: int, base: float) -> np.ndarray:
 def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny",
                 extra_kv: dict | None = None, extra_tensors: dict | None = None,
                 arch: str | None = None, path: str | os.PathLike | None = None,
-                pre: str | None = None) -> Path:
+                pre: str | None = None, spm: str | None = None,
+                model_name: str | None = None, embd_type: str | None = None) -> Path:
     """Writes one file (path_for's name unless ``path``).  For the tests of
     refusals: ``arch`` replaces general.architecture, ``extra_kv`` adds
     string / float / int keys ("{arch}." is replaced by the architecture),
     ``extra_tensors`` adds f32 arrays; ``pre`` replaces the pre-tokenizer
-    name (tokenizer.ggml.pre)."""
+    name (tokenizer.ggml.pre).  ``spm`` writes a SentencePiece vocabulary
+    of that flavour (SPM_FLAVOURS: gemma, llama, phi3) with its chat template
+    instead of the BPE one; ``model_name`` replaces general.name;
+    ``embd_type`` gives token_embd.weight a type of its own (a Q4_K_M file's
+    q6_K embedding)."""
     import gguf
     cfg = dict(ARCHS[name])
     if arch:
@@ -256,7 +368,7 @@ def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny
     w = gguf.GGUFWriter(str(path), arch)
     # (not the architecture's name: llama.cpp changes the special tokens'
     # attributes of a model whose general.name says "phi3")
-    w.add_name(f"peregrine tiny test decoder ({wtype})")
+    w.add_name(model_name or f"peregrine tiny test decoder ({wtype})")
     w.add_block_count(L)
     w.add_context_length(512 if size == "tiny" else 2048)
     w.add_embedding_length(E)
@@ -286,20 +398,37 @@ def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny
             w.add_float32(k, v)
         else:
             w.add_uint32(k, int(v))
-    tokens, merges, types = make_vocab()
+    if spm:
+        fl = SPM_FLAVOURS[spm]
+        tokens, scores, types = make_spm_vocab(spm)
+        w.add_tokenizer_model("llama")
+        w.add_tokenizer_pre(pre or "default")
+        w.add_token_list(tokens)
+        w.add_token_scores(scores)
+        w.add_token_types(types)
+        if spm != "llama":   # llama: llama.cpp's defaults (0 1 2, BOS, a space prefix)
+            w.add_bos_token_id(tokens.index(fl["bos"]))
+            w.add_eos_token_id(tokens.index(fl["eos"]))
+            w.add_unk_token_id(tokens.index("<unk>"))
+            w.add_add_bos_token(True)
+            w.add_add_eos_token(False)
+            w.add_add_space_prefix(fl["space_prefix"])
+        w.add_chat_template(fl["template"])
+    else:
+        tokens, merges, types = make_vocab()
+        w.add_tokenizer_model("gpt2")
+        w.add_tokenizer_pre(pre or cfg.get("pre", "gpt-2"))
+        w.add_token_list(tokens)
+        w.add_token_types(types)
+        w.add_token_merges(merges)
+        w.add_bos_token_id(tokens.index("<|endoftext|>"))
+        w.add_eos_token_id(tokens.index("<|im_end|>"))
+        w.add_add_bos_token(False)
+        w.add_chat_template(CHAT_TEMPLATE)
     V = len(tokens)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre(pre or cfg.get("pre", "gpt-2"))
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_bos_token_id(tokens.index("<|endoftext|>"))
-    w.add_eos_token_id(tokens.index("<|im_end|>"))
-    w.add_add_bos_token(False)
-    w.add_chat_template(CHAT_TEMPLATE)
 
-    def mat(tname, rows, cols, std):
-        arr, raw = _matrix(rng, rows, cols, wtype, std)
+    def mat(tname, rows, cols, std, t=None):
+        arr, raw = _matrix(rng, rows, cols, t or wtype, std)
         w.add_tensor(tname, arr, raw_dtype=raw)
 
     def vec(tname, n, mean=1.0, std=0.1):
@@ -307,7 +436,7 @@ def write_model(out: str | os.PathLike, name: str, wtype: str, size: str = "tiny
 
     # small embeddings: with a tied head, large ones make every model repeat
     # its input token (e . e dominates the logits)
-    mat("token_embd.weight", V, E, 0.05)
+    mat("token_embd.weight", V, E, 0.05, embd_type)
     vec("output_norm.weight", E)
     if cfg.get("untied"):
         mat("output.weight", V, E, 2.0 / np.sqrt(E))
