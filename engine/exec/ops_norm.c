@@ -22,8 +22,11 @@ pg_status pg_bind_row(const pg_node *n, const pg_tensor *const *in, const pg_ten
                       pg_binding *b)
 {
     (void)in; (void)out;
+    /* RMSNorm rounding = "ggml": llama.cpp's rounding order (the GGUF decoder's norm) */
+    int ggml = n->op == PG_OP_RMSNORM && !strcmp(pg_ir_attr_string(n, "rounding", ""), "ggml");
     const pg_kernel_family *f = pg_kernel_family_by_name(
-        n->op == PG_OP_SOFTMAX ? "softmax" : n->op == PG_OP_LAYERNORM ? "layernorm" : "rmsnorm");
+        n->op == PG_OP_SOFTMAX ? "softmax" : n->op == PG_OP_LAYERNORM ? "layernorm"
+        : ggml ? "rmsnorm_ggml" : "rmsnorm");
     b->kern[0] = f ? pg_kernel_select(f) : NULL;
     return PG_OK;
 }

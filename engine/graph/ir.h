@@ -79,6 +79,8 @@
  *   Gelu (ONNX 20): in X; attr approximate ("none" | "tanh").
  *   RMSNorm       in: X, scale; attrs axis (default -1), epsilon (1e-6).
  *                 y = x / sqrt(mean(x^2 over axis..) + eps) * scale
+ *                 rounding (string, default ""): "ggml" = llama.cpp's order
+ *                 (kernel family rmsnorm_ggml; the GGUF decoder's norms)
  *                 ("RMSNormalization" is accepted as an alias).
  *   SiLU          in: X; y = x * sigmoid(x).
  *   Rotary        in: X [.., D] (D even), cos, sin (same shape, broadcasting

@@ -15,6 +15,7 @@
 #include "softmax/softmax.h"
 #include "layernorm/layernorm.h"
 #include "rmsnorm/rmsnorm.h"
+#include "rmsnorm_ggml/rmsnorm_ggml.h"
 #include "qdot/qdot.h"
 #include "qgemv/qgemv.h"
 #include "qgemm/qgemm.h"
@@ -40,6 +41,7 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_softmax,
     &pg_kernels_layernorm,
     &pg_kernels_rmsnorm,
+    &pg_kernels_rmsnorm_ggml,
     &pg_kernels_quantize_q8_0,
     &pg_kernels_quantize_q8_1,
     &pg_kernels_qdot_q8_0_q8_0,

@@ -127,6 +127,10 @@ static int rmsnorm(gb *b, const char *name, int x, const float *gamma, int64_t c
     pg_node *n;
     int y = op(b, "RMSNorm", name, in, 2, &n);
     set_float(b, n, "epsilon", b->m->hp.norm_eps);
+    /* llama.cpp's rounding order (the rmsnorm_ggml table): the activations
+     * are quantised right after, where a last-bit difference can flip */
+    if (n && !b->st && pg_ir_set_attr_string(n, "rounding", "ggml"))
+        b->st = pg_last_status();
     return y;
 }
 
