@@ -1,13 +1,31 @@
 """Sentences per second on 1 process vs a LocalCluster of 2 workers x 1
 thread, for Peregrine and for onnxruntime running the same corpus the same
-way (peregrine_nb.dask.embed: the same chunks, length buckets, batches,
-tokenizer and pooling; only the forward pass differs), interleaved, medians.
+way, interleaved, medians.
 
     python benchmarks/bench_scale.py [--n 800] [--rounds 5] [--chunk 100]
 
-ORT runs a torch export of the same MiniLM weights (benchmarks/bench_minilm.py
-export_onnx, as the tests export it), one intra-op thread per process.
-Dask overhead per batch = (wall x workers - time inside the tasks) / batches.
+What each side does - everything but the forward pass is the same code
+(peregrine_nb.dask.embed with onnx_path= for ORT):
+  * both: the corpus ordered by length and cut into chunks of equal cost
+    (a multiple of the workers); one Dask task per chunk on workers pinned
+    to their own cores, with distributed's profiler off (local_cluster's
+    QUIET_WORKERS); the model loaded once per worker before the clock
+    starts; in a task the HF `tokenizers` (Rust) encoder on the whole chunk,
+    the length buckets and power-of-two batches of MiniLM.encode_bucketed,
+    mean pooling + L2 normalisation in numpy on the [B, S, 384] output, one
+    float32 array per chunk left on the worker (the clock stops when every
+    chunk's stats are back; the embeddings are not fetched).  The 1-process
+    rows run the same chunks one after another in this process.
+  * Peregrine: the forward is the compiled fp32 graph (level 3) loaded from
+    the saved folder (one file, weights memory-mapped), 1 engine thread.
+  * ORT: the forward is an InferenceSession (ORT_ENABLE_ALL, the default) on a
+    torch export of the same MiniLM weights (benchmarks/bench_minilm.py
+    export_onnx, as the tests export it), intra_op_num_threads 1.
+
+Dask overhead per batch = (wall x workers - time inside the tasks) /
+batches; the line under it says where that time went.  "forward alone" is
+the time inside the forward passes of the 1-process runs: the ratio the
+pipeline around them dilutes.
 Targets (the issue): cluster >= 1.8x one process; Peregrine >= 1.2x ORT on
 the cluster.
 """
@@ -21,6 +39,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the 1-process rows: one thread, as each worker (numpy's BLAS included)
+for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_k, "1")
 
 
 def main() -> None:
@@ -29,7 +50,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--chunk", type=int, default=100, help="sentences per task")
     ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--buckets", default="16,32,64,128")
+    ap.add_argument("--buckets", default=None, help="padded lengths (default: the package's, "
+                    "peregrine_nb.models.minilm.DEFAULT_BUCKETS)")
     ap.add_argument("--onnx", default=None)
     args = ap.parse_args()
 
@@ -37,7 +59,8 @@ def main() -> None:
     import peregrine_nb.dask as pgd
     from distributed import Client
 
-    buckets = tuple(int(b) for b in args.buckets.split(","))
+    from peregrine_nb.models.minilm import DEFAULT_BUCKETS
+    buckets = tuple(int(b) for b in args.buckets.split(",")) if args.buckets else DEFAULT_BUCKETS
     onnx_path = args.onnx or os.path.join(tempfile.mkdtemp(prefix="bench_scale_"), "minilm.onnx")
     if not os.path.exists(onnx_path):
         from bench_minilm import export_onnx
@@ -61,6 +84,8 @@ def main() -> None:
             pgd.embed(corpus[:64], client=c, onnx_path=onnx, **kw)
     rates = {(e, m): [] for e in engines for m in modes}
     overhead = {e: [] for e in engines}
+    idle = {e: [] for e in engines}
+    forward = {e: [] for e in engines}
     waste = 0.0
     for r in range(args.rounds):
         order = [(e, m) for e in engines for m in modes]
@@ -73,6 +98,9 @@ def main() -> None:
             waste = rep.padding_waste
             if modes[m] is not False:
                 overhead[e].append(max(rep.seconds * rep.workers - rep.task_seconds, 0.0) / max(rep.batches, 1))
+                idle[e].append(rep.idle)
+            else:
+                forward[e].append(rep.forward_seconds)
     med = {k: statistics.median(v) for k, v in rates.items()}
     hdr = f"{'engine':<12} {'mode':<22} {'sentences/s':>12} {'x 1 process':>12} {'x ORT':>7}"
     print(hdr)
@@ -86,6 +114,14 @@ def main() -> None:
     for e in engines:
         print(f"Dask overhead per batch ({e}): {1e3 * statistics.median(overhead[e]):.1f} ms "
               f"(wall x workers - time in tasks, over batches)")
+        parts = {k: 1e3 * statistics.median(i.get(k, 0.0) for i in idle[e])
+                 for k in ("start", "between", "tail", "collect")}
+        print(f"  of which, summed over workers: {parts['start']:.0f} ms before the first task, "
+              f"{parts['between']:.0f} between tasks, {parts['tail']:.0f} waiting for the last, "
+              f"{parts['collect']:.0f} collecting")
+    fp, fo = statistics.median(forward["peregrine"]), statistics.median(forward["onnxruntime"])
+    print(f"forward alone (1 process, the corpus): peregrine {fp:.2f} s, onnxruntime {fo:.2f} s: "
+          f"{fo / fp:.2f}x ORT")
     client.close()
     cluster.close()
 

@@ -13,9 +13,12 @@ this process, the same way.
 How a run goes:
   * the input (a list, a Dask bag, a Dask or pandas Series - a dataframe
     column) is cut into chunks (a bag's or a Series' partitions as they
-    are, a list's ``chunk_size`` at a time); one task per chunk;
+    are, a pandas Series ``chunk_size`` rows at a time); one task per chunk;
   * a list is first ordered by length (characters, a cheap stand-in for
-    tokens) so that each chunk holds sentences of similar length, and the
+    tokens) so that each chunk holds sentences of similar length, then cut
+    into chunks of equal cost (characters), as many as ``chunk_size``-long
+    ones would make rounded up to a multiple of the workers, so that no
+    worker waits at the end for another's chunk of long sentences; the
     results are put back in input order at the end; a bag's or a Series'
     partitions are taken as they come;
   * a task tokenizes its chunk, sorts it by length, groups it by the
@@ -57,7 +60,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .models.minilm import COMPILED_FILE, DEFAULT_BUCKETS, MANIFEST, MiniLM, read_manifest
+from .models.minilm import COMPILED_FILE, DEFAULT_BUCKETS, MANIFEST, MiniLM, _buckets, read_manifest
 
 HIDDEN = 384
 
@@ -112,7 +115,7 @@ def prepare_minilm(level: int = 3, buckets: Iterable[int] = DEFAULT_BUCKETS, bat
     then found again in the cache): what the workers load.  Returns it."""
     from . import __version__
     from .cpu import cpu_info
-    from .models.minilm import _buckets, find_minilm_dir
+    from .models.minilm import find_minilm_dir
     src = model_dir or find_minilm_dir()
     lengths = _buckets(buckets, 256)
     if folder is None:
@@ -234,7 +237,10 @@ def _texts(part) -> list[str]:
 
 
 def embed_chunk(part, spec: EmbedSpec) -> tuple[np.ndarray, dict]:
-    """One task: the embeddings of one chunk, in its order, and its stats."""
+    """One task: the embeddings of one chunk, in its order (one contiguous
+    float32 array), and its stats (with the task's start and end on the
+    wall clock, for the run's timeline)."""
+    start = time.time()
     t0 = time.perf_counter()
     enc = _acquire(spec)
     try:
@@ -242,6 +248,7 @@ def embed_chunk(part, spec: EmbedSpec) -> tuple[np.ndarray, dict]:
     finally:
         _release(spec, enc)
     stats["seconds"] = time.perf_counter() - t0
+    stats["start"], stats["end"] = start, start + stats["seconds"]
     stats["pid"] = os.getpid()
     return emb, stats
 
@@ -265,6 +272,7 @@ def embed_series_chunk(part, spec: EmbedSpec):
 
 
 def generate_chunk(part, spec: GenerateSpec) -> tuple[list[str], dict]:
+    start = time.time()
     t0 = time.perf_counter()
     llm = _acquire(spec)
     out, tokens = [], 0
@@ -275,8 +283,9 @@ def generate_chunk(part, spec: GenerateSpec) -> tuple[list[str], dict]:
             tokens += int(llm.last_stats.get("new_tokens", 0))
     finally:
         _release(spec, llm)
-    return out, {"sentences": len(out), "new_tokens": tokens, "seconds": time.perf_counter() - t0,
-                 "pid": os.getpid()}
+    seconds = time.perf_counter() - t0
+    return out, {"sentences": len(out), "new_tokens": tokens, "seconds": seconds, "start": start,
+                 "end": start + seconds, "pid": os.getpid()}
 
 
 def generate_series_chunk(part, spec: GenerateSpec):
@@ -326,10 +335,24 @@ def _client(client):
     return client
 
 
-def local_cluster(n_workers: int | None = None, threads: int = 1, **kw):
+# What a worker process runs besides its tasks, turned down: distributed's
+# statistical profiler (a thread sampling the task thread's stack every
+# 10 ms, on the same core once the worker is pinned) is off, and the
+# nanny's memory and the worker's system monitors look every second
+# instead of 10 times a second.  The dashboard still shows the tasks.
+QUIET_WORKERS = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "1s",
+}
+
+
+def local_cluster(n_workers: int | None = None, threads: int = 1, quiet: bool = True, **kw):
     """A LocalCluster of ``n_workers`` worker processes (default: one per
     core) of one thread each, their engine and BLAS thread counts set to
-    ``threads``: the cores are shared out, never oversubscribed."""
+    ``threads``: the cores are shared out, never oversubscribed.  ``quiet``:
+    the workers start with QUIET_WORKERS' settings (no profiler thread)."""
+    import dask
     from distributed import LocalCluster
     env = {k: str(threads) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                      "PEREGRINE_NUM_THREADS")}
@@ -340,7 +363,10 @@ def local_cluster(n_workers: int | None = None, threads: int = 1, **kw):
     kw.setdefault("processes", True)
     kw.setdefault("threads_per_worker", 1)
     kw.setdefault("silence_logs", 40)
-    return LocalCluster(n_workers=n_workers or os.cpu_count() or 1, env=env, **kw)
+    # the nannies hand the configuration they were made under to their
+    # workers (and to a worker they restart)
+    with dask.config.set(QUIET_WORKERS if quiet else {}):
+        return LocalCluster(n_workers=n_workers or os.cpu_count() or 1, env=env, **kw)
 
 
 def _in_notebook() -> bool:
@@ -414,6 +440,47 @@ def length_order(items: list) -> np.ndarray:
                                   count=len(items)), kind="stable")
 
 
+# Tokens from characters, to estimate a sentence's cost on the client
+# (which does not tokenize): about 4.5 characters a WordPiece token in
+# English text, plus [CLS] and [SEP].
+CHARS_PER_TOKEN = 4.5
+
+
+def sentence_costs(items: list, buckets: Sequence[int] | None = None) -> np.ndarray:
+    """Each sentence's estimated cost: its token slots - the tokens guessed
+    from its characters, padded up to the length bucket that holds them
+    (the slots its batch runs for it) when ``buckets`` are given."""
+    est = np.fromiter((len(str(t)) if t is not None else 0 for t in items), np.float64,
+                      count=len(items)) / CHARS_PER_TOKEN + 2
+    if buckets:
+        lengths = np.asarray(sorted(buckets), np.float64)
+        est = lengths[np.minimum(np.searchsorted(lengths, est), len(lengths) - 1)]
+    return est
+
+
+def balanced_chunks(items: list, chunk_size: int, multiple: int = 1,
+                    buckets: Sequence[int] | None = None) -> list[list]:
+    """``items`` (ordered by length) cut into consecutive chunks of about
+    equal cost (sentence_costs: token slots, padding included), not equal
+    count: as many chunks as chunk_size-sized ones would make, rounded up
+    to a multiple of ``multiple`` (the workers), so that every worker gets
+    the same work and none waits at the end for another's chunk of long
+    sentences.  A chunk of short sentences holds more of them."""
+    n = len(items)
+    k = -(-n // max(1, chunk_size))
+    if multiple > 1:
+        k = -(-k // multiple) * multiple
+    k = min(k, n)
+    if k <= 1:
+        return [list(items)] if n else []
+    cost = sentence_costs(items, buckets)
+    mid = np.cumsum(cost) - cost / 2          # a sentence goes to the chunk its middle falls in
+    cuts = np.searchsorted(mid, cost.sum() * np.arange(1, k) / k)
+    cuts = np.unique(np.clip(cuts, 1, n - 1))
+    bounds = [0, *cuts.tolist(), n]
+    return [list(items[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
 @dataclass
 class RunReport:
     """What a run did: sentences, seconds, throughput, padding."""
@@ -429,6 +496,12 @@ class RunReport:
     workers: int = 0
     task_seconds: float = 0.0
     warm_seconds: float = 0.0      # loading the model on every worker, before the clock starts
+    forward_seconds: float = 0.0   # of task_seconds, inside the model's forward pass
+    # where the workers' time outside the tasks went (seconds, summed over
+    # the workers; a cluster run): before the first task started, between
+    # tasks, waiting at the end for another worker's last task, and from the
+    # last task's end to the stats being back here
+    idle: dict = field(default_factory=dict)
 
     @property
     def per_second(self) -> float:
@@ -453,7 +526,34 @@ class RunReport:
             over = max(self.seconds * max(self.workers, 1) - self.task_seconds, 0.0) / self.chunks
             out.append(f"scheduling overhead: {1e3 * over:.1f} ms per chunk "
                        f"(wall x workers - time inside the tasks)")
+        if self.idle:
+            i = self.idle
+            out.append(f"worker time outside tasks: {1e3 * i['start']:.0f} ms before the first, "
+                       f"{1e3 * i['between']:.0f} ms between tasks, {1e3 * i['tail']:.0f} ms waiting for "
+                       f"the last, {1e3 * i['collect']:.0f} ms collecting (summed over workers)")
         return out
+
+
+def _timeline(stats: list[dict], workers: int, submitted: float, collected: float) -> dict:
+    """RunReport.idle from the tasks' start and end times (wall clock; one
+    machine's clock, or clocks close enough to it)."""
+    by_pid: dict[Any, list[tuple[float, float]]] = {}
+    for s in stats:
+        if "start" in s:
+            by_pid.setdefault(s.get("pid"), []).append((s["start"], s["end"]))
+    if not by_pid:
+        return {}
+    last = max(e for spans in by_pid.values() for _, e in spans)
+    start = between = tail = 0.0
+    for spans in by_pid.values():
+        spans.sort()
+        start += max(spans[0][0] - submitted, 0.0)
+        between += sum(max(b[0] - a[1], 0.0) for a, b in zip(spans, spans[1:]))
+        tail += last - spans[-1][1]
+    idle_workers = max(workers - len(by_pid), 0)        # a worker that got no task waited all along
+    tail += idle_workers * (last - submitted)
+    return {"start": start, "between": between, "tail": tail,
+            "collect": max(collected - last, 0.0) * max(workers, 1)}
 
 
 last_report: RunReport | None = None
@@ -488,8 +588,16 @@ def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbo
         client.run(warm, spec)
         rep.warm_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
+        submitted = time.time()
+        # per chunk one task, and two small ones splitting its (result,
+        # stats) pair on the worker that holds it: the stats come back as
+        # each chunk ends and the results stay where they are, with no
+        # second round of tasks after the run
         tasks = [dask.delayed(fn, pure=True)(p, spec) for p in parts]
-        futures = client.compute(tasks, retries=retries)
+        results = [dask.delayed(_first, pure=True)(t) for t in tasks]
+        futures = client.compute([dask.delayed(_second, pure=True)(t) for t in tasks] + results,
+                                 retries=retries)
+        futures, results = futures[:len(tasks)], futures[len(tasks):]
         if progress and _in_notebook():
             from distributed import progress as dprogress
             from IPython.display import display
@@ -502,20 +610,24 @@ def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbo
             for f in as_completed(futures):
                 if f.status == "error":
                     f.result()            # raises the task's error
-                bar.update(0)
+                bar.update(f.result().get("sentences", 0))     # the stats: small
             wait(futures)
         else:
             wait(futures)
         for f in futures:
             if f.status != "finished":
                 f.result()
-        stats = client.gather([client.submit(_second, f, pure=False) for f in futures])
+        stats = client.gather(futures)
+        rep.seconds = time.perf_counter() - t0
+        collected = time.time()
         # the results stay on the workers; the collection built from these
         # keeps the futures (and so their lineage: a result lost with its
         # worker later is computed again)
-        values = [dask.delayed(_first, pure=True)(f) for f in futures]
+        values = [dask.delayed(f) for f in results]
         rep.workers = len(client.scheduler_info().get("workers", {})) or 1
-    rep.seconds = time.perf_counter() - t0
+        rep.idle = _timeline(stats, rep.workers, submitted, collected)
+    if not rep.seconds:
+        rep.seconds = time.perf_counter() - t0
     for s in stats:
         rep.sentences += s.get("sentences", 0)
         rep.tokens += s.get("tokens", 0)
@@ -524,6 +636,7 @@ def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbo
         rep.padded_rows += s.get("padded_rows", 0)
         rep.new_tokens += s.get("new_tokens", 0)
         rep.task_seconds += s.get("seconds", 0.0)
+        rep.forward_seconds += s.get("forward_seconds", 0.0)
     last_report = rep
     if verbose:
         for line in rep.lines():
@@ -587,7 +700,9 @@ def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
     ``peregrine_nb.dask.last_report``.  ``onnx_path``: run that ONNX export
     of the model on onnxruntime instead, the same way (a baseline).
     ``sort_by_length`` (lists only): order the list by length before it is
-    cut into chunks, so each chunk pads little; the rows come back in input
+    cut into chunks (of equal cost, about ``chunk_size`` sentences on
+    average, their number a multiple of the workers'), so each chunk pads
+    little and the workers finish together; the rows come back in input
     order either way.  ``pin``: give each worker of a machine its own cores
     (pin_workers; pass False on machines shared with other work)."""
     import dask.array as da
@@ -597,13 +712,15 @@ def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
                      normalize=normalize, onnx=os.path.abspath(onnx_path) if onnx_path else None)
     chunk = max(1, int(chunk_size))
     kind, parts = _chunks(texts, chunk)
+    c = _client(client)
     order = None
     if kind == "list" and sort_by_length:
         items = [t for p in parts for t in p]
         order = length_order(items)
         items = [items[i] for i in order]
-        parts = [items[i:i + chunk] for i in range(0, len(items), chunk)]
-    c = _client(client)
+        workers = len(c.scheduler_info().get("workers", {})) if c is not None else 1
+        lengths = _buckets(spec.buckets, read_manifest(spec.folder).get("max_seq_length", 256))
+        parts = balanced_chunks(items, chunk, max(workers, 1), lengths)
     series = kind in ("series", "pandas")
     fn = embed_series_chunk if series else embed_chunk
     values, stats, rep = _run(kind, parts, fn, spec, c, retries, progress, verbose, "chunks", pin)

@@ -123,6 +123,40 @@ def test_list_on_the_cluster(client, folder, corpus, reference, capsys):
     assert pgd.last_report.chunks == 8
 
 
+def test_chunks_of_equal_cost_a_multiple_of_the_workers(corpus):
+    items = [corpus[i] for i in pgd.length_order(corpus)]
+    lengths = [16, 32, 64, 256]
+    for multiple in (1, 2, 3):
+        parts = pgd.balanced_chunks(items, 20, multiple, lengths)
+        assert [t for p in parts for t in p] == items            # in order, each once
+        assert len(parts) % multiple == 0 and len(parts) >= len(items) // 20
+        cost = [pgd.sentence_costs(p, lengths).sum() for p in parts]
+        # equal within about one long sentence (they are cut between sentences)
+        assert max(cost) - min(cost) <= 2 * max(pgd.sentence_costs(items, lengths))
+    assert len(pgd.balanced_chunks(items, 20)[0]) > len(pgd.balanced_chunks(items, 20)[-1])  # short: more
+    three = pgd.balanced_chunks(items[:3], 20, 2)
+    assert len(three) == 2 and three[0] + three[1] == items[:3]
+    assert pgd.balanced_chunks([], 20, 2) == [] and pgd.balanced_chunks(items[:1], 20, 4) == [items[:1]]
+
+
+def test_workers_run_quiet(client):
+    import dask
+    got = client.run(lambda: (dask.config.get("distributed.worker.profile.enabled"),
+                              dask.config.get("distributed.worker.memory.monitor-interval")))
+    assert len(got) == 2 and all(v == (False, "1s") for v in got.values())
+
+
+def test_the_run_timeline(client, folder, corpus):
+    pgd.embed(corpus, model=folder, chunk_size=40, progress=False, verbose=False, **KW)
+    rep = pgd.last_report
+    assert 0 < rep.forward_seconds <= rep.task_seconds
+    assert set(rep.idle) == {"start", "between", "tail", "collect"} and all(v >= 0 for v in rep.idle.values())
+    # the workers' time: inside tasks plus outside them is wall x workers
+    # (a little more: the tasks' own clock starts inside them)
+    total = rep.task_seconds + sum(rep.idle.values())
+    assert total == pytest.approx(rep.seconds * rep.workers, rel=0.25, abs=0.2)
+
+
 def test_bag_in_order(client, folder, corpus, reference):
     bag = db.from_sequence(corpus, npartitions=7)
     out = pgd.embed(bag, model=folder, progress=False, verbose=False, **KW)

@@ -21,6 +21,7 @@ import math
 import os
 import shutil
 import tempfile
+import time
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -379,15 +380,16 @@ class MiniLM:
         empty rows.  Only len(buckets) x len(batch_sizes) shapes are ever
         needed.  Returns (embeddings, stats): sentences, tokens (real), slots
         (rows x padded length of every batch run), batches, padded_rows
-        (always 0 now; kept for the report), and the sentences per padded
-        length."""
+        (always 0 now; kept for the report), forward_seconds (the time
+        inside forward(), the rest being tokenizing, batch building and
+        pooling), and the sentences per padded length."""
         items = list(sentences)
         B = int(batch_size or self.batch_size)
         lengths_of = _buckets(buckets, self.max_seq_length)
         H = int(self.config["hidden_size"])
         out = np.empty((len(items), H), np.float32)
         stats = {"sentences": len(items), "tokens": 0, "slots": 0, "batches": 0, "padded_rows": 0,
-                 "buckets": {}}
+                 "forward_seconds": 0.0, "buckets": {}}
         if not items:
             return out, stats
         if self._unpadded is None:
@@ -409,7 +411,9 @@ class MiniLM:
                     e = enc[i].ids
                     ids[r, :len(e)] = e
                     mask[r, :len(e)] = 1
+                t0 = time.perf_counter()
                 hidden = self.forward(ids, mask)
+                stats["forward_seconds"] += time.perf_counter() - t0
                 out[part] = mean_pool_normalise(hidden, mask, normalize)
                 stats["slots"] += len(part) * L
                 stats["batches"] += 1
