@@ -163,6 +163,143 @@ KUKR pg_kq_ukr_16x8_s32f_avx512vnni, 32, 0
 KUKR pg_kq_ukr_16x8_s16f_avx512vnni, 16, 0
 KUKR pg_kq_ukr_16x8_s32i_avx512vnni, 32, 1
 
+/* pg_kq_trans16x4_avx512: the transposition under the panel packing of the
+ * quantised prefill GEMM (kquant_panel.c): sixteen bytes of each of
+ * sixteen rows of W into four zmm of the panel's order,
+ *
+ *     out[64 k + 4 r + i] = w[r * ldw + 4 k + i]    k < 4, r < 16, i < 4
+ *
+ * Row r goes to 128-bit lane r / 4 of a zmm (rows r, r + 4, r + 8, r + 12
+ * of one register: one load and three vinserti32x4), then a 4 x 4 dword
+ * transpose within the lanes (vpunpck*dq, vpunpck*qdq) leaves dword k of
+ * rows 4L .. 4L + 3 in lane L of zmm k.  AVX-512 F.
+ *
+ * void pg_kq_trans16x4_avx512(const uint8_t *w, size_t ldw, void *out)
+ *                             rdi               rsi         rdx (64-byte aligned)
+ */
+        .text
+PG_FUNC(pg_kq_trans16x4_avx512)
+        lea     rax, [rsi*4]
+        lea     rcx, [rax + rax*2]
+        lea     r8, [rdi + rsi]
+        lea     r9, [rdi + rsi*2]
+        lea     r10, [r8 + rsi*2]
+        vmovdqu xmm0, [rdi]
+        vinserti32x4 zmm0, zmm0, [rdi + rax], 1
+        vinserti32x4 zmm0, zmm0, [rdi + rax*2], 2
+        vinserti32x4 zmm0, zmm0, [rdi + rcx], 3
+        vmovdqu xmm1, [r8]
+        vinserti32x4 zmm1, zmm1, [r8 + rax], 1
+        vinserti32x4 zmm1, zmm1, [r8 + rax*2], 2
+        vinserti32x4 zmm1, zmm1, [r8 + rcx], 3
+        vmovdqu xmm2, [r9]
+        vinserti32x4 zmm2, zmm2, [r9 + rax], 1
+        vinserti32x4 zmm2, zmm2, [r9 + rax*2], 2
+        vinserti32x4 zmm2, zmm2, [r9 + rcx], 3
+        vmovdqu xmm3, [r10]
+        vinserti32x4 zmm3, zmm3, [r10 + rax], 1
+        vinserti32x4 zmm3, zmm3, [r10 + rax*2], 2
+        vinserti32x4 zmm3, zmm3, [r10 + rcx], 3
+        vpunpckldq zmm4, zmm0, zmm1
+        vpunpckhdq zmm5, zmm0, zmm1
+        vpunpckldq zmm16, zmm2, zmm3
+        vpunpckhdq zmm17, zmm2, zmm3
+        vpunpcklqdq zmm0, zmm4, zmm16
+        vpunpckhqdq zmm1, zmm4, zmm16
+        vpunpcklqdq zmm2, zmm5, zmm17
+        vpunpckhqdq zmm3, zmm5, zmm17
+        vmovdqa64 [rdx], zmm0
+        vmovdqa64 [rdx + 64], zmm1
+        vmovdqa64 [rdx + 128], zmm2
+        vmovdqa64 [rdx + 192], zmm3
+        vzeroupper
+        ret
+PG_ENDFUNC(pg_kq_trans16x4_avx512)
+
+
+/* pg_kq_h2f_16x16_avx512 / pg_kq_b2f_16x16_avx512: sixteen f16 (bf16)
+ * elements of each of sixteen rows of W, widened to fp32 and transposed
+ * for the f16 / bf16 prefill (kquant_panel.c), which runs the fp32 SGEMM
+ * microkernel over such panels:
+ *
+ *     out[e * ldo + r] = (float)w[r * ldw + 2 e]    e < 16, r < 16 (ldo in bytes)
+ *
+ * The 32 bytes of each row go through the dword transposition above (two
+ * halves: zmm k, lane r = elements 2k and 2k + 1 of row r), then the even
+ * and odd elements apart: vpmovdw + vcvtph2ps (f16), a shift or a mask of
+ * the high half (bf16).  AVX-512 F (+ F16C's vcvtph2ps zmm).
+ *
+ * void pg_kq_<h|b>2f_16x16_avx512(const uint8_t *w, size_t ldw, float *out, size_t ldo)
+ *                                 rdi               rsi         rdx         rcx
+ */
+.macro T4 off, d0, d1, d2, d3
+        vmovdqu xmm\d0, [rdi + \off]
+        vinserti32x4 zmm\d0, zmm\d0, [rdi + rax + \off], 1
+        vinserti32x4 zmm\d0, zmm\d0, [rdi + rax*2 + \off], 2
+        vinserti32x4 zmm\d0, zmm\d0, [rdi + r11 + \off], 3
+        vmovdqu xmm\d1, [r8 + \off]
+        vinserti32x4 zmm\d1, zmm\d1, [r8 + rax + \off], 1
+        vinserti32x4 zmm\d1, zmm\d1, [r8 + rax*2 + \off], 2
+        vinserti32x4 zmm\d1, zmm\d1, [r8 + r11 + \off], 3
+        vmovdqu xmm\d2, [r9 + \off]
+        vinserti32x4 zmm\d2, zmm\d2, [r9 + rax + \off], 1
+        vinserti32x4 zmm\d2, zmm\d2, [r9 + rax*2 + \off], 2
+        vinserti32x4 zmm\d2, zmm\d2, [r9 + r11 + \off], 3
+        vmovdqu xmm\d3, [r10 + \off]
+        vinserti32x4 zmm\d3, zmm\d3, [r10 + rax + \off], 1
+        vinserti32x4 zmm\d3, zmm\d3, [r10 + rax*2 + \off], 2
+        vinserti32x4 zmm\d3, zmm\d3, [r10 + r11 + \off], 3
+        vpunpckldq zmm16, zmm\d0, zmm\d1
+        vpunpckhdq zmm17, zmm\d0, zmm\d1
+        vpunpckldq zmm18, zmm\d2, zmm\d3
+        vpunpckhdq zmm19, zmm\d2, zmm\d3
+        vpunpcklqdq zmm\d0, zmm16, zmm18
+        vpunpckhqdq zmm\d1, zmm16, zmm18
+        vpunpcklqdq zmm\d2, zmm17, zmm19
+        vpunpckhqdq zmm\d3, zmm17, zmm19
+.endm
+
+.macro WIDEN2 bf, z
+.if \bf
+        vpslld  zmm16, zmm\z, 16
+        vpandd  zmm17, zmm\z, zmm20
+.else
+        vpmovdw ymm16, zmm\z
+        vpsrld  zmm17, zmm\z, 16
+        vpmovdw ymm17, zmm17
+        vcvtph2ps zmm16, ymm16
+        vcvtph2ps zmm17, ymm17
+.endif
+        vmovups [rdx], zmm16
+        vmovups [rdx + rcx], zmm17
+        lea     rdx, [rdx + rcx*2]
+.endm
+
+.macro H2F name, bf
+PG_FUNC(\name)
+        lea     rax, [rsi*4]
+        lea     r11, [rax + rax*2]
+        lea     r8, [rdi + rsi]
+        lea     r9, [rdi + rsi*2]
+        lea     r10, [r8 + rsi*2]
+.if \bf
+        mov     r8d, 0xffff0000
+        vpbroadcastd zmm20, r8d
+        lea     r8, [rdi + rsi]
+.endif
+        T4      0, 0, 1, 2, 3
+        T4      16, 4, 5, 6, 7
+        .irp z, 0, 1, 2, 3, 4, 5, 6, 7
+        WIDEN2  \bf, \z
+        .endr
+        vzeroupper
+        ret
+PG_ENDFUNC(\name)
+.endm
+
+H2F pg_kq_h2f_16x16_avx512, 0
+H2F pg_kq_b2f_16x16_avx512, 1
+
 #if defined(__linux__) && defined(__ELF__)
         .section .note.GNU-stack, "", @progbits
 #endif

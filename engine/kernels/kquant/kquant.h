@@ -94,6 +94,9 @@ PG_KQ_GEMM_DECLARE(q8_0_q8_0, 16x8_avx512vnni)
 PG_KQ_UKR16_DECLARE(s32f)
 PG_KQ_UKR16_DECLARE(s16f)
 PG_KQ_UKR16_DECLARE(s32i)
+/* f16 / bf16: fp32 panels under the SGEMM's 12 x 32 microkernel (kquant_panel.c) */
+PG_KQ_GEMM_DECLARE(f16_f32, 12x32_avx512)
+PG_KQ_GEMM_DECLARE(bf16_f32, 12x32_avx512)
 /* AArch64: one row at a time (x's super-block in registers) */
 PG_KQ_GEMV_DECLARE(q4_K_q8_K, 1row_dotprod)
 PG_KQ_GEMV_DECLARE(q5_K_q8_K, 1row_dotprod)

@@ -33,6 +33,7 @@
 
 #include "../../gguf/ggml_types.h"
 #include "../qgemv/qgemv.h"
+#include "../sgemm/sgemm.h"
 #include "kquant.h"
 
 #if defined(__x86_64__)
@@ -47,13 +48,15 @@
 typedef void (*ukr_fn)(size_t nb, const uint8_t *panel, const void *X, size_t ldx,
                        const uint32_t *xoff, const void *tab, float *C, size_t ldc, uint64_t ctl);
 typedef void (*pack_fn)(const uint8_t *w, size_t nwb, uint8_t *P, size_t BS, int r);
+typedef void (*pack16_fn)(const uint8_t *w, size_t ldw, size_t nwb, uint8_t *P, size_t BS);
 
 typedef struct panel_type {
     int S;          /* elements per scale block */
     int qk;         /* elements per weight block */
     int wbytes;     /* bytes per weight block */
     int off_int;    /* 0: q8_K activations, float offsets; else q8_0 and this int offset */
-    pack_fn pack;
+    pack_fn pack;       /* one row (a partial panel) */
+    pack16_fn pack16;   /* sixteen rows */
     ukr_fn ukr;
     pg_qgemv_fn gemv;
 } panel_type;
@@ -171,6 +174,138 @@ static void pack_q8_0(const uint8_t *w, size_t nwb, uint8_t *P, size_t BS, int r
     }
 }
 
+/* Sixteen whole rows at once: the quants through pg_kq_trans16x4_avx512
+ * (16 bytes of each row, transposed into the panel's order), then the
+ * per-type byte operations on whole 64-bit words of the transposed copy;
+ * the scales row by row.  P is 64-byte aligned and BS a multiple of 64. */
+#define NIB 0x0f0f0f0f0f0f0f0full
+
+/* 16 bytes of 16 rows at stride ldw, transposed by dwords into 64-byte
+ * aligned out (k_gemm_16x8_avx512vnni.S) */
+void pg_kq_trans16x4_avx512(const uint8_t *w, size_t ldw, void *out);
+
+static void scales_q45_K(const uint8_t *w, size_t wb, size_t ldw, size_t nwb, uint8_t *P, size_t BS)
+{
+    for (int r = 0; r < 16; r++) {
+        const uint8_t *x = w + (size_t)r * ldw;
+        for (size_t sb = 0; sb < nwb; sb++, x += wb) {
+            float d = f16_at(x), dmin = f16_at(x + 2);
+            for (int j = 0; j < 8; j++) {
+                uint8_t *B = P + (sb * 8 + (size_t)j) * BS;
+                int sc, m;
+                scale_min(j, x + 4, &sc, &m);
+                putf(B + 512 + 4 * r, d * (float)sc);
+                putf(B + 576 + 4 * r, dmin * (float)m);
+            }
+        }
+    }
+}
+
+static void pack16_q45_K(int five, const uint8_t *w, size_t ldw, size_t nwb, uint8_t *P, size_t BS)
+{
+    size_t wb = five ? 176 : 144;
+    _Alignas(64) uint64_t t[64], h[64];
+    for (size_t sb = 0; sb < nwb; sb++) {
+        const uint8_t *x = w + sb * wb, *qs = x + (five ? 48 : 16);
+        if (five) {
+            pg_kq_trans16x4_avx512(x + 16, ldw, h);
+            pg_kq_trans16x4_avx512(x + 32, ldw, h + 32);
+        }
+        for (int c = 0; c < 4; c++) {
+            pg_kq_trans16x4_avx512(qs + 32 * c, ldw, t);
+            pg_kq_trans16x4_avx512(qs + 32 * c + 16, ldw, t + 32);
+            uint64_t *lo = (uint64_t *)(void *)(P + (sb * 8 + 2 * (size_t)c) * BS);
+            uint64_t *hi = (uint64_t *)(void *)(P + (sb * 8 + 2 * (size_t)c + 1) * BS);
+            if (five) {
+                int j = 2 * c;
+                for (int i = 0; i < 64; i++) {
+                    lo[i] = (t[i] & NIB) | ((h[i] >> j) & 0x0101010101010101ull) << 4;
+                    hi[i] = ((t[i] >> 4) & NIB) | ((h[i] >> (j + 1)) & 0x0101010101010101ull) << 4;
+                }
+            } else {
+                for (int i = 0; i < 64; i++) {
+                    lo[i] = t[i] & NIB;
+                    hi[i] = (t[i] >> 4) & NIB;
+                }
+            }
+        }
+    }
+    scales_q45_K(w, wb, ldw, nwb, P, BS);
+}
+
+static void pack16_q4_K(const uint8_t *w, size_t ldw, size_t nwb, uint8_t *P, size_t BS)
+{
+    pack16_q45_K(0, w, ldw, nwb, P, BS);
+}
+
+static void pack16_q5_K(const uint8_t *w, size_t ldw, size_t nwb, uint8_t *P, size_t BS)
+{
+    pack16_q45_K(1, w, ldw, nwb, P, BS);
+}
+
+static void pack16_q6_K(const uint8_t *w, size_t ldw, size_t nwb, uint8_t *P, size_t BS)
+{
+    _Alignas(64) uint64_t tl[8][32], th[4][32];
+    for (size_t sb = 0; sb < nwb; sb++) {
+        const uint8_t *x = w + sb * 210;
+        for (int i = 0; i < 8; i++)
+            pg_kq_trans16x4_avx512(x + 16 * i, ldw, tl[i]);
+        for (int i = 0; i < 4; i++)
+            pg_kq_trans16x4_avx512(x + 128 + 16 * i, ldw, th[i]);
+        for (int g = 0; g < 16; g++) {
+            int h = g / 8, k = (g % 8) / 2, l0 = 16 * (g % 2);
+            const uint64_t *lo = tl[(64 * h + 32 * (k & 1) + l0) / 16], *hb = th[(32 * h + l0) / 16];
+            int sh = k < 2 ? 0 : 4;
+            uint64_t *B = (uint64_t *)(void *)(P + (sb * 16 + (size_t)g) * BS);
+            for (int i = 0; i < 32; i++)
+                B[i] = ((lo[i] >> sh) & NIB) | ((hb[i] >> (2 * k)) & 0x0303030303030303ull) << 4;
+        }
+    }
+    for (int r = 0; r < 16; r++) {
+        const uint8_t *x = w + (size_t)r * ldw;
+        for (size_t sb = 0; sb < nwb; sb++, x += 210) {
+            const int8_t *sc = (const int8_t *)(x + 192);
+            float d = f16_at(x + 208);
+            for (int g = 0; g < 16; g++) {
+                uint8_t *B = P + (sb * 16 + (size_t)g) * BS;
+                float sf = d * (float)sc[g];
+                putf(B + 256 + 4 * r, sf);
+                putf(B + 320 + 4 * r, 32.0f * sf);
+            }
+        }
+    }
+}
+
+static void pack16_q4_0(const uint8_t *w, size_t ldw, size_t nwb, uint8_t *P, size_t BS)
+{
+    _Alignas(64) uint64_t t[32];
+    for (size_t b = 0; b < nwb; b++) {
+        pg_kq_trans16x4_avx512(w + b * 18 + 2, ldw, t);
+        uint64_t *B = (uint64_t *)(void *)(P + b * BS);
+        for (int i = 0; i < 32; i++) {
+            B[i] = t[i] & NIB;
+            B[32 + i] = (t[i] >> 4) & NIB;
+        }
+    }
+    for (int r = 0; r < 16; r++)
+        for (size_t b = 0; b < nwb; b++)
+            putf(P + b * BS + 512 + 4 * r, f16_at(w + (size_t)r * ldw + b * 18));
+}
+
+static void pack16_q8_0(const uint8_t *w, size_t ldw, size_t nwb, uint8_t *P, size_t BS)
+{
+    for (size_t b = 0; b < nwb; b++) {
+        uint64_t *B = (uint64_t *)(void *)(P + b * BS);
+        pg_kq_trans16x4_avx512(w + b * 34 + 2, ldw, B);
+        pg_kq_trans16x4_avx512(w + b * 34 + 18, ldw, B + 32);
+        for (int i = 0; i < 64; i++)
+            B[i] ^= 0x8080808080808080ull;
+    }
+    for (int r = 0; r < 16; r++)
+        for (size_t b = 0; b < nwb; b++)
+            putf(P + b * BS + 512 + 4 * r, f16_at(w + (size_t)r * ldw + b * 34));
+}
+
 /* the offsets of the nb blocks of S from element k0 in an X row */
 static void x_offsets(const panel_type *pt, size_t k0, size_t nb, uint32_t *xoff)
 {
@@ -235,7 +370,8 @@ static void gemm_panel(const panel_type *pt, size_t M, size_t N, size_t K, const
         }
         return;
     }
-    _Alignas(64) uint8_t panel[MAX_BLOCKS * MAX_BS];
+    _Alignas(64) uint64_t panel_words[MAX_BLOCKS * MAX_BS / 8];
+    uint8_t *panel = (uint8_t *)panel_words;
     _Alignas(64) float tab[GROUP_TB * MAX_BLOCKS * 16];
     uint32_t xoff[MAX_BLOCKS];
     size_t S = (size_t)pt->S, BS = 16 * S + (pt->off_int ? 64 : 128);
@@ -250,10 +386,13 @@ static void gemm_panel(const panel_type *pt, size_t M, size_t N, size_t K, const
                 x_table(pt, Xb + tb_start(g0 + i, M) * ldx, ldx, k0, nb, tab + i * nb * 16);
             for (size_t n0 = 0; n0 < N; n0 += PANEL_ROWS) {
                 size_t nr = N - n0 < PANEL_ROWS ? N - n0 : PANEL_ROWS;
-                if (nr < PANEL_ROWS)
+                if (nr == PANEL_ROWS) {
+                    pt->pack16(Wk + n0 * ldw, ldw, nwb, panel, BS);
+                } else {
                     memset(panel, 0, nb * BS);
-                for (size_t r = 0; r < nr; r++)
-                    pt->pack(Wk + (n0 + r) * ldw, nwb, panel, BS, (int)r);
+                    for (size_t r = 0; r < nr; r++)
+                        pt->pack(Wk + (n0 + r) * ldw, nwb, panel, BS, (int)r);
+                }
                 uint64_t ctl = ((uint64_t)1 << nr) - 1;
                 if (k0)
                     ctl |= (uint64_t)1 << 20;
@@ -268,15 +407,20 @@ static void gemm_panel(const panel_type *pt, size_t M, size_t N, size_t K, const
     }
 }
 
-static const panel_type type_q4_K = { 32, 256, 144, 0, pack_q4_K, pg_kq_ukr_16x8_s32f_avx512vnni,
+static const panel_type type_q4_K = { 32, 256, 144, 0, pack_q4_K, pack16_q4_K,
+                                      pg_kq_ukr_16x8_s32f_avx512vnni,
                                       pg_q4_K_q8_K_gemv_4row_avx512vnni };
-static const panel_type type_q5_K = { 32, 256, 176, 0, pack_q5_K, pg_kq_ukr_16x8_s32f_avx512vnni,
+static const panel_type type_q5_K = { 32, 256, 176, 0, pack_q5_K, pack16_q5_K,
+                                      pg_kq_ukr_16x8_s32f_avx512vnni,
                                       pg_q5_K_q8_K_gemv_4row_avx512vnni };
-static const panel_type type_q6_K = { 16, 256, 210, 0, pack_q6_K, pg_kq_ukr_16x8_s16f_avx512vnni,
+static const panel_type type_q6_K = { 16, 256, 210, 0, pack_q6_K, pack16_q6_K,
+                                      pg_kq_ukr_16x8_s16f_avx512vnni,
                                       pg_q6_K_q8_K_gemv_4row_avx512vnni };
-static const panel_type type_q4_0 = { 32, 32, 18, 8, pack_q4_0, pg_kq_ukr_16x8_s32i_avx512vnni,
+static const panel_type type_q4_0 = { 32, 32, 18, 8, pack_q4_0, pack16_q4_0,
+                                      pg_kq_ukr_16x8_s32i_avx512vnni,
                                       pg_q4_0_q8_0_gemv_4row_avx512vnni };
-static const panel_type type_q8_0 = { 32, 32, 34, 128, pack_q8_0, pg_kq_ukr_16x8_s32i_avx512vnni,
+static const panel_type type_q8_0 = { 32, 32, 34, 128, pack_q8_0, pack16_q8_0,
+                                      pg_kq_ukr_16x8_s32i_avx512vnni,
                                       pg_q8_0_q8_0_gemv_4row_avx512vnni };
 
 #define PANEL_GEMM(t, pt)                                                                     \
@@ -290,5 +434,84 @@ PANEL_GEMM(q5_K_q8_K, type_q5_K)
 PANEL_GEMM(q6_K_q8_K, type_q6_K)
 PANEL_GEMM(q4_0_q8_0, type_q4_0)
 PANEL_GEMM(q8_0_q8_0, type_q8_0)
+
+/* ---- f16 / bf16: fp32 panels for the SGEMM microkernel ------------------
+ *
+ * The products of 16-bit float weights are fp32 FMAs either way (the
+ * activations stay f32), so the prefill is the SGEMM's: the driver widens
+ * 32 rows of W over HKC elements of K into one packed-B panel (k rows of 32
+ * floats, the layout of pg_f32_gemm_12x32_avx512f) - sixteen rows by
+ * sixteen elements per call of pg_kq_<h|b>2f_16x16_avx512, a partial group
+ * of rows element by element - and runs the 12 x 32 microkernel over it
+ * for every 12 rows of X, X read in place (ldx / 4 floats), K chunks after
+ * the first accumulating.  The panel (24 KiB) stays in L1 while X streams
+ * from L2.  Below 8 rows of X the 8 x 1 kernel (its GEMV) runs. */
+#define HKC 192
+#define HNR 32
+
+void pg_kq_h2f_16x16_avx512(const uint8_t *w, size_t ldw, float *out, size_t ldo);
+void pg_kq_b2f_16x16_avx512(const uint8_t *w, size_t ldw, float *out, size_t ldo);
+
+static void gemm_h(int bf, size_t M, size_t N, size_t K, const void *W, size_t ldw, const void *X,
+                   size_t ldx, float *C, size_t ldc)
+{
+    if (M < 8 || ldx % 4) {
+        (bf ? pg_bf16_f32_gemm_8x1_avx512vnni : pg_f16_f32_gemm_8x1_avx512vnni)(M, N, K, W, ldw, X,
+                                                                              ldx, C, ldc);
+        return;
+    }
+    if (K == 0) {
+        for (size_t m = 0; m < M; m++)
+            memset(C + m * ldc, 0, N * sizeof *C);
+        return;
+    }
+    _Alignas(64) float panel[HKC * HNR];
+    const uint8_t *Wb = W;
+    const float *Xf = X;
+    size_t lda = ldx / 4;
+    for (size_t k0 = 0; k0 < K; k0 += HKC) {
+        size_t kc = K - k0 < HKC ? K - k0 : HKC;
+        pg_sgemm_epilogue ep = { NULL, 0, k0 ? PG_SGEMM_ACCUMULATE : 0u };
+        for (size_t n0 = 0; n0 < N; n0 += HNR) {
+            size_t nr = N - n0 < HNR ? N - n0 : HNR;
+            for (size_t h = 0; h < HNR; h += 16) {
+                const uint8_t *w = Wb + (n0 + h) * ldw + 2 * k0;
+                if (h + 16 <= nr) {
+                    for (size_t e = 0; e + 16 <= kc; e += 16)
+                        (bf ? pg_kq_b2f_16x16_avx512 : pg_kq_h2f_16x16_avx512)(
+                            w + 2 * e, ldw, panel + e * HNR + h, HNR * sizeof(float));
+                    continue;
+                }
+                for (size_t r = 0; r < 16; r++)
+                    for (size_t e = 0; e < kc; e++) {
+                        float f = 0.0f;
+                        if (h + r < nr) {
+                            const uint8_t *p = w + r * ldw + 2 * e;
+                            uint16_t v = (uint16_t)(p[0] | p[1] << 8);
+                            f = bf ? pg_bf16_to_f32(v) : pg_f16_to_f32(v);
+                        }
+                        panel[e * HNR + h + r] = f;
+                    }
+            }
+            for (size_t m0 = 0; m0 < M; m0 += 12) {
+                size_t mr = M - m0 < 12 ? M - m0 : 12;
+                pg_f32_gemm_12x32_avx512f(mr, nr, kc, Xf + m0 * lda + k0, lda, panel,
+                                          C + m0 * ldc + n0, ldc, &ep);
+            }
+        }
+    }
+}
+
+void pg_f16_f32_gemm_12x32_avx512(size_t M, size_t N, size_t K, const void *W, size_t ldw,
+                                  const void *X, size_t ldx, float *C, size_t ldc)
+{
+    gemm_h(0, M, N, K, W, ldw, X, ldx, C, ldc);
+}
+
+void pg_bf16_f32_gemm_12x32_avx512(size_t M, size_t N, size_t K, const void *W, size_t ldw,
+                                   const void *X, size_t ldx, float *C, size_t ldc)
+{
+    gemm_h(1, M, N, K, W, ldw, X, ldx, C, ldc);
+}
 
 #endif

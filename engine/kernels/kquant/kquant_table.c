@@ -97,6 +97,8 @@ PG_KQ_DECLARE_ALL(GEMM_ROWS, avx2)
       .fn = { .qgemm = pg_##t##_gemm_8x1_avx512vnni }, NULL },                              \
     { #t "_gemm_rows_avx2", "avx2", X86_AVX2, .fn = { .qgemm = pg_##t##_gemm_rows_avx2 }, NULL },
 #define GEMM_8X1_ROW_H(t)                                                                   \
+    { #t "_gemm_12x32_avx512", "avx512", X86_AVX512,                                        \
+      .fn = { .qgemm = pg_##t##_gemm_12x32_avx512 }, NULL },                                \
     { #t "_gemm_8x1_avx512vnni", "avx512vnni", X86_AVX512VNNI,                              \
       .fn = { .qgemm = pg_##t##_gemm_8x1_avx512vnni }, NULL },                              \
     { #t "_gemm_rows_avx2", "avx2", X86_AVX2, .fn = { .qgemm = pg_##t##_gemm_rows_avx2 }, NULL },
