@@ -1,5 +1,5 @@
 /* check_kquant.c - the k-quant (q4_K, q5_K, q6_K with q8_K activations)
- * and f16 / bf16 weight kernels against their C references (kquant.h):
+ * and f16 / bf16 / f32 weight kernels against their C references (kquant.h):
  * the q8_K quantiser, qgemv and qgemm.
  *
  * Quantiser: byte-exact, on random rows, zero super-blocks, exact ties
@@ -7,7 +7,7 @@
  *
  * Products: weight super-blocks of random bytes (every scale, min and
  * quant bit pattern) with finite f16 d / dmin (ordinary, or extreme: 0,
- * subnormal, 65504, negative); f16 / bf16 weights of random finite values;
+ * subnormal, 65504, negative); f16 / bf16 / f32 weights of random finite values;
  * q8_K activations of random int8 in [-127, 127] with their true bsums and
  * a random f32 d; fp32 activations for f16 / bf16.  K from one
  * super-block (or 32 floats) up, N 1..9 (the four-row groups and the 1..3
@@ -19,7 +19,8 @@
  * 2^-23 of S = sum over super-blocks of |d d_x| sum_j |sc_j| sum_l |q x|
  * (q6_K: the unsigned q + 32 and 32 |bsum|, as the kernels compute) +
  * |dmin d_x| sum_j m_j |bsum_j|.  f16 / bf16: an fp32 dot of exact
- * products in another order, (K + 8) 2^-23 sum |w x|. */
+ * products in another order, (K + 8) 2^-23 sum |w x|; f32 the same bound
+ * (its products round, or fuse into FMAs: 2^-24 each). */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -32,7 +33,8 @@
 #include "../kernels/qgemv/qgemv.h"
 #include "checkasm.h"
 
-static const int wtypes[] = { PG_GGML_Q4_K, PG_GGML_Q5_K, PG_GGML_Q6_K, PG_GGML_F16, PG_GGML_BF16 };
+static const int wtypes[] = { PG_GGML_Q4_K, PG_GGML_Q5_K, PG_GGML_Q6_K, PG_GGML_F16, PG_GGML_BF16,
+                              PG_GGML_F32 };
 
 static void put16(uint8_t *p, uint16_t h)
 {
@@ -84,6 +86,13 @@ static void fill_weights(int wtype, uint8_t *W, size_t N, size_t K, size_t ldw, 
                 break;
             case PG_GGML_Q6_K: put16(blk + 208, rand_f16(extreme)); break;
             case PG_GGML_F16: put16(blk, rand_f16(extreme)); break;
+            case PG_GGML_F32: {
+                float f = checkasm_randf(-1, 1);
+                if (extreme && checkasm_rand() % 8 == 0)
+                    f *= checkasm_rand() & 1 ? 1e-30f : 1e6f;
+                memcpy(blk, &f, 4);
+                break;
+            }
             default: put16(blk, rand_bf16(extreme)); break;
             }
         }
@@ -133,12 +142,17 @@ static int scale_k4(int j, const uint8_t *s, int mins)
 static double abs_terms(int wtype, const uint8_t *w, const uint8_t *x, size_t K)
 {
     double S = 0;
-    if (wtype == PG_GGML_F16 || wtype == PG_GGML_BF16) {
+    if (wtype == PG_GGML_F16 || wtype == PG_GGML_BF16 || wtype == PG_GGML_F32) {
         for (size_t k = 0; k < K; k++) {
-            float f;
+            float f, g;
             memcpy(&f, x + 4 * k, 4);
-            uint16_t h = get16(w + 2 * k);
-            S += fabs((double)(wtype == PG_GGML_F16 ? pg_f16_to_f32(h) : pg_bf16_to_f32(h)) * f);
+            if (wtype == PG_GGML_F32) {
+                memcpy(&g, w + 4 * k, 4);
+            } else {
+                uint16_t h = get16(w + 2 * k);
+                g = wtype == PG_GGML_F16 ? pg_f16_to_f32(h) : pg_bf16_to_f32(h);
+            }
+            S += fabs((double)g * f);
         }
         return S;
     }
@@ -173,7 +187,8 @@ static double abs_terms(int wtype, const uint8_t *w, const uint8_t *x, size_t K)
 
 static float tol_of(int wtype, const uint8_t *w, const uint8_t *x, size_t K)
 {
-    double n = wtype == PG_GGML_F16 || wtype == PG_GGML_BF16 ? (double)K : (double)(K / 256);
+    double n = wtype == PG_GGML_F16 || wtype == PG_GGML_BF16 || wtype == PG_GGML_F32
+                   ? (double)K : (double)(K / 256);
     return (float)(ldexp(n + 8.0, -23) * abs_terms(wtype, w, x, K)) + FLT_MIN;
 }
 

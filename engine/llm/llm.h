@@ -33,7 +33,9 @@ enum llm_kernel_role {
     LLM_K_QGEMM_Q4_0, LLM_K_QGEMM_Q4_1, LLM_K_QGEMM_Q8_0,
     LLM_K_QUANTIZE_Q8_K,           /* the k-quants' activations, and their and f16 / bf16's */
     LLM_K_QGEMV_Q4_K, LLM_K_QGEMV_Q5_K, LLM_K_QGEMV_Q6_K, LLM_K_QGEMV_F16, LLM_K_QGEMV_BF16,
+    LLM_K_QGEMV_F32,
     LLM_K_QGEMM_Q4_K, LLM_K_QGEMM_Q5_K, LLM_K_QGEMM_Q6_K, LLM_K_QGEMM_F16, LLM_K_QGEMM_BF16,
+    LLM_K_QGEMM_F32,   /* in the order of the GEMVs above (llm_gemm_role) */
     LLM_K_CVT_F32_F16, LLM_K_CVT_F16_F32,   /* the f16 KV cache's store and load */
     LLM_K_GELU_TANH, LLM_K_TANH,   /* gemma's GELU FFN, gemma2's soft-capping */
     LLM_K_COUNT

@@ -41,11 +41,13 @@ static const pg_kernel_family *family_of(int role)
     case LLM_K_QGEMV_Q6_K: return &pg_kernels_qgemv_q6_K;
     case LLM_K_QGEMV_F16: return &pg_kernels_qgemv_f16;
     case LLM_K_QGEMV_BF16: return &pg_kernels_qgemv_bf16;
+    case LLM_K_QGEMV_F32: return &pg_kernels_qgemv_f32;
     case LLM_K_QGEMM_Q4_K: return &pg_kernels_qgemm_q4_K;
     case LLM_K_QGEMM_Q5_K: return &pg_kernels_qgemm_q5_K;
     case LLM_K_QGEMM_Q6_K: return &pg_kernels_qgemm_q6_K;
     case LLM_K_QGEMM_F16: return &pg_kernels_qgemm_f16;
     case LLM_K_QGEMM_BF16: return &pg_kernels_qgemm_bf16;
+    case LLM_K_QGEMM_F32: return &pg_kernels_qgemm_f32;
     case LLM_K_CVT_F32_F16: return &pg_kernels_cvt_f32_f16;
     case LLM_K_CVT_F16_F32: return &pg_kernels_cvt_f16_f32;
     case LLM_K_GELU_TANH: return &pg_kernels_gelu_tanh;
@@ -71,6 +73,7 @@ int llm_gemv_role(int wtype)
     case PG_GGML_Q6_K: return LLM_K_QGEMV_Q6_K;
     case PG_GGML_F16: return LLM_K_QGEMV_F16;
     case PG_GGML_BF16: return LLM_K_QGEMV_BF16;
+    case PG_GGML_F32: return LLM_K_QGEMV_F32;
     default: return LLM_K_QGEMV_Q8_0;
     }
 }

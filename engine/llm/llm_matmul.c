@@ -2,7 +2,7 @@
  *
  * The weights stay in their GGUF blocks, N rows of K, each tensor in its
  * own type (a Q4_K_M file mixes q4_K and q6_K): q4_0, q4_1, q8_0, q4_K,
- * q5_K, q6_K, f16 or bf16.  The activations are quantised once per step
+ * q5_K, q6_K, f16, bf16 or f32.  The activations are quantised once per step
  * to the block type the weight's dot product takes, as ggml's CPU backend
  * does (q8_1 for q4_1, q8_0 for q4_0 / q8_0, q8_K for the k-quants), so
  * the products match llama.cpp's to the rounding of the dot kernel; f16 /
@@ -63,6 +63,15 @@ static pg_status check_finite(const char *name, int type, const uint8_t *data, s
 {
     const pg_ggml_type_traits *t = pg_ggml_traits(type);
     size_t blocks = N * (K / (size_t)t->block), bb = (size_t)t->bytes;
+    if (type == PG_GGML_F32) {
+        for (size_t i = 0; i < blocks; i++) {
+            const uint8_t *p = data + 4 * i;
+            if ((p[3] & 0x7F) == 0x7F && (p[2] & 0x80))
+                return pg_fail(PG_ERR_FORMAT, "llm: %s: element %zu (row %zu) is NaN or "
+                               "infinite (the file is damaged)", name, i % K, i / K);
+        }
+        return PG_OK;
+    }
     size_t off = type == PG_GGML_Q6_K ? 208 : 0;
     int halves = type == PG_GGML_Q4_1 || type == PG_GGML_Q4_K || type == PG_GGML_Q5_K ? 2 : 1;
     uint16_t mask = type == PG_GGML_BF16 ? 0x7F80 : 0x7C00;
@@ -87,7 +96,7 @@ pg_status llm_weight_accept(const char *name, int type, size_t K, size_t N, cons
     const char *tn = pg_ggml_type_name(type);
     if (!pg_qgemv_family(type) || !pg_qgemm_family(type))
         return pg_fail(PG_ERR_UNSUPPORTED, "llm: %s is %s; the decoder runs q4_0, q4_1, q8_0, "
-                       "q4_K, q5_K, q6_K, f16 and bf16 weights", name, tn ? tn : "of an unknown type");
+                       "q4_K, q5_K, q6_K, f16, bf16 and f32 weights", name, tn ? tn : "of an unknown type");
     size_t mult = pg_qweights_k_multiple(type);
     if (K % mult)
         return pg_fail(PG_ERR_UNSUPPORTED, "llm: %s is %s with rows of %zu, not a multiple of %zu "

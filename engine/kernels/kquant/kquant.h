@@ -115,6 +115,16 @@ extern const pg_kernel_family pg_kernels_qgemv_q4_K, pg_kernels_qgemv_q5_K, pg_k
 extern const pg_kernel_family pg_kernels_qgemm_q4_K, pg_kernels_qgemm_q5_K, pg_kernels_qgemm_q6_K,
     pg_kernels_qgemm_f16, pg_kernels_qgemm_bf16;
 
+/* f32 weights (kquant_f32.c): a plain fp32 dot; gemv_nk's asm per ISA */
+void pg_vec_dot_f32_f32_c(size_t n, const void *w, const void *a, float *s);
+PG_KQ_GEMV_DECLARE(f32_f32, c)
+PG_KQ_GEMM_DECLARE(f32_f32, c)
+PG_KQ_GEMV_DECLARE(f32_f32, nk_avx2)
+PG_KQ_GEMM_DECLARE(f32_f32, rows_avx2)
+PG_KQ_GEMV_DECLARE(f32_f32, nk_neon)
+PG_KQ_GEMM_DECLARE(f32_f32, rows_neon)
+extern const pg_kernel_family pg_kernels_qgemv_f32, pg_kernels_qgemm_f32;
+
 /* The families of a weight type among these, NULL for others. */
 const pg_kernel_family *pg_kquant_gemv_family(int wtype);
 const pg_kernel_family *pg_kquant_gemm_family(int wtype);

@@ -176,6 +176,7 @@ const pg_kernel_family *pg_kquant_gemv_family(int wtype)
     case PG_GGML_Q6_K: return &pg_kernels_qgemv_q6_K;
     case PG_GGML_F16: return &pg_kernels_qgemv_f16;
     case PG_GGML_BF16: return &pg_kernels_qgemv_bf16;
+    case PG_GGML_F32: return &pg_kernels_qgemv_f32;
     default: return NULL;
     }
 }
@@ -188,6 +189,7 @@ const pg_kernel_family *pg_kquant_gemm_family(int wtype)
     case PG_GGML_Q6_K: return &pg_kernels_qgemm_q6_K;
     case PG_GGML_F16: return &pg_kernels_qgemm_f16;
     case PG_GGML_BF16: return &pg_kernels_qgemm_bf16;
+    case PG_GGML_F32: return &pg_kernels_qgemm_f32;
     default: return NULL;
     }
 }

@@ -54,7 +54,7 @@ pg_status pg_qweights_check(const char *fn, int wtype, size_t N, size_t K, const
     const pg_ggml_type_traits *t = pg_ggml_traits(wtype);
     if (!pg_qgemv_family(wtype))
         return pg_fail(PG_ERR_DTYPE, "%s: weight type %d (%s) is not q4_0, q4_1, q8_0, q4_K, "
-                       "q5_K, q6_K, f16 or bf16", fn, wtype, t ? t->name : "unknown");
+                       "q5_K, q6_K, f16, bf16 or f32", fn, wtype, t ? t->name : "unknown");
     size_t blk = pg_qweights_k_multiple(wtype);
     if (K % blk)
         return pg_fail(PG_ERR_SHAPE, "%s: K = %zu is not a multiple of %zu (the %s quantisation "

@@ -81,7 +81,8 @@ int pg_qgemv_act_type(int wtype)
     case PG_GGML_Q5_K:
     case PG_GGML_Q6_K: return PG_GGML_Q8_K;
     case PG_GGML_F16:
-    case PG_GGML_BF16: return PG_GGML_F32;
+    case PG_GGML_BF16:
+    case PG_GGML_F32: return PG_GGML_F32;
     default: return -1;
     }
 }
