@@ -1,9 +1,11 @@
-"""The CNN passes and Conv's fast path (engine/passes/fuse_conv.c,
-engine/exec/conv_fast.c): BatchNormalization folded into the Conv, Conv +
-Relu / Clip / HardSwish / SiLU fused into FusedConv, the step bound to the
-SGEMM or dwconv kernels, and every result against ONNX Runtime (and level 3
-against level 0) within 1e-4 relative error, on small graphs built here with
-random weights and fixed seeds."""
+"""The CNN passes and Conv's fast paths (engine/passes/fuse_conv.c,
+engine/exec/conv_fast.c, conv_nchwc.c): BatchNormalization folded into the
+Conv, Conv + Relu / Clip / HardSwish / SiLU fused into FusedConv, the step
+bound to the SGEMM or dwconv kernels, the nchwc_layout re-lay (NCHW16c on
+the conv_nchwc kernels, reorders only at the blocked region's edges), and
+every result against ONNX Runtime (and level 3 against level 0) within 1e-4
+relative error, on small graphs built here with random weights and fixed
+seeds."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,6 +16,7 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import peregrine_nb as pg  # noqa: E402
+from peregrine_nb import kernels as pg_kernels  # noqa: E402
 from peregrine_nb.onnx_import import OnnxModel  # noqa: E402
 
 TOL = 1e-4
@@ -83,9 +86,15 @@ def rel_err(got, ref):
     return float(np.max(np.abs(got - ref)) / (np.max(np.abs(ref)) + 1e-12))
 
 
-def compiled(model, x, level, threads=1):
-    m = OnnxModel(model, level=level, threads=threads)
+def compiled(model, x, level, threads=1, disable=()):
+    m = OnnxModel(model, level=level, threads=threads, disable=disable)
     return m, m.compiled({"x": x.shape})
+
+
+def blocked_here():
+    """Whether nchwc_layout re-lays on this CPU (a conv_nchwc asm kernel)."""
+    df = pg_kernels.variants("conv_nchwc")
+    return bool(((df["isa"] != "c") & df["selected"]).any())
 
 
 # -- the passes fire ----------------------------------------------------------
@@ -110,7 +119,8 @@ def test_fusions_fire_and_agree(name):
     x = np.random.default_rng(1).standard_normal((2, 8, 15, 13)).astype(np.float32)
     ref = ort_run(model, x)
     _, m0 = compiled(model, x, 0)
-    _, m3 = compiled(model, x, 3)
+    _, m3 = compiled(model, x, 3, disable=("nchwc_layout",))
+    _, mb = compiled(model, x, 3)
     ops0, ops3 = m0.op_types, m3.op_types
     n_conv = sum(1 for la in layers if la[0] == "conv")
     n_act = sum(1 for la in layers if la[0] in ("relu", "clip", "hardswish", "silu"))
@@ -130,12 +140,22 @@ def test_fusions_fire_and_agree(name):
     assert rel_err(y0, ref) <= TOL
     assert rel_err(y3, ref) <= TOL
     assert rel_err(y3, y0) <= TOL
+    # re-laid: the convs on conv_nchwc (depthwise: dwconv on the blocks)
+    # except the hardswish / silu ones, which stay NCHW
+    yb = mb.run({"x": x})[out]
+    assert rel_err(yb, ref) <= TOL
+    if blocked_here():
+        kb = [k for k in mb.kernels if k["op_type"] in ("Conv", "FusedConv")]
+        n_blocked = sum(1 for k in kb if any(n.startswith("f32_conv_nchwc") for n in k["kernels"]))
+        n_other = sum(1 for la in layers if la[0] in ("hardswish", "silu"))
+        assert n_blocked + sum(1 for k in kb if any("dwconv" in n for n in k["kernels"])) >= n_conv - n_other
 
 
 def test_passes_can_be_disabled():
     model, out = build((1, 8, 9, 9), FUSION_CASES["conv_bn_relu"])
     x = np.random.default_rng(2).standard_normal((1, 8, 9, 9)).astype(np.float32)
-    m = OnnxModel(model, level=3, disable=("conv_bn_fold", "conv_act_fusion")).compiled({"x": x.shape})
+    m = OnnxModel(model, level=3, disable=("conv_bn_fold", "conv_act_fusion", "nchwc_layout")).compiled(
+        {"x": x.shape})
     assert "BatchNormalization" in m.op_types and "Relu" in m.op_types and "FusedConv" not in m.op_types
     assert rel_err(m.run({"x": x})[out], ort_run(model, x)) <= TOL
 
@@ -224,7 +244,7 @@ def test_arena_near_lower_bound():
     assert rel_err(m.run({"x": x})[out], ort_run(model, x)) <= TOL
 
 
-# -- MaxPool -> FastMaxPool ---------------------------------------------------
+# -- MaxPool's fast path (its own executor's choice) ----------------------------
 
 # (kernel, stride, pad, dilation, ceil_mode, H, W)
 POOLS = [(3, 2, 1, 1, 0, 112, 112), (3, 2, 1, 1, 0, 15, 13), (2, 2, 0, 1, 0, 9, 8), (3, 2, 0, 1, 1, 10, 11),
@@ -247,7 +267,7 @@ def test_maxpool_fast_against_ort(pool):
     ref = ort_run(b, x)
     for threads in (1, 2):
         m = OnnxModel(b, level=3, threads=threads).compiled({"x": x.shape})
-        assert m.op_types == ["FastMaxPool"]
+        assert m.op_types == ["MaxPool"]   # no maxpool_fast pass: the executor picks it
         assert np.array_equal(m.run({"x": x})["y"], ref)
     # NaN: skipped as by MaxPool's reference executor (level 0)
     x[0, 0, 1, 1] = np.nan
@@ -307,3 +327,105 @@ def test_conv1d_on_the_gemm_form(C, M, W, k, s, p, bias):
         assert got.shape == ref.shape and rel_err(got, ref) <= TOL, (level, rel_err(got, ref))
         bound = [kk for kk in cm.kernels if kk["op_type"] in ("Conv", "FusedConv")]
         assert bound and all(any(n.startswith("f32_gemm") for n in kk["kernels"]) for kk in bound), bound
+
+
+# -- nchwc_layout: the network blocked, reorders only at the edges ---------------
+
+def resnet_like(seed=11, break_with=None):
+    """stem 7x7/2 (3 channels, read as NCHW) -> MaxPool -> a basic block with a
+    strided 1x1 shortcut (Add, Relu) -> a depthwise 3x3 + ReLU6 -> 1x1 ->
+    GlobalAveragePool -> Flatten -> Gemm.  break_with="group2" puts a
+    grouped (not depthwise) conv - which stays NCHW - after the block."""
+    rng = np.random.default_rng(seed)
+    inits, nodes = [], []
+
+    def w(name, *shape):
+        fan = int(np.prod(shape[1:]))
+        inits.append(numpy_helper.from_array((rng.standard_normal(shape) / np.sqrt(fan)).astype(np.float32), name))
+        return name
+
+    def b(name, n):
+        inits.append(numpy_helper.from_array((rng.standard_normal(n) * 0.1).astype(np.float32), name))
+        return name
+
+    def conv(x, y, wn, M, C, k, s, p, g=1):
+        nodes.append(helper.make_node("Conv", [x, w(wn, M, C // g, k, k), b(wn + "b", M)], [y], kernel_shape=[k, k],
+                                      strides=[s, s], pads=[p] * 4, group=g))
+
+    conv("x", "c1", "w1", 24, 3, 7, 2, 3)
+    nodes.append(helper.make_node("Relu", ["c1"], ["r1"]))
+    nodes.append(helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4))
+    conv("p1", "c2", "w2", 40, 24, 3, 2, 1)
+    nodes.append(helper.make_node("Relu", ["c2"], ["r2"]))
+    conv("r2", "c3", "w3", 40, 40, 3, 1, 1)
+    conv("p1", "sc", "ws", 40, 24, 1, 2, 0)
+    nodes.append(helper.make_node("Add", ["c3", "sc"], ["a1"]))
+    nodes.append(helper.make_node("Relu", ["a1"], ["r3"]))
+    cur = "r3"
+    if break_with == "group2":
+        conv(cur, "cg", "wg", 40, 40, 3, 1, 1, g=2)
+        cur = "cg"
+    conv(cur, "cd", "wd", 40, 40, 3, 1, 1, g=40)
+    lo = numpy_helper.from_array(np.array(0, np.float32), "lo")
+    hi = numpy_helper.from_array(np.array(6, np.float32), "hi")
+    inits += [lo, hi]
+    nodes.append(helper.make_node("Clip", ["cd", "lo", "hi"], ["r4"]))
+    conv("r4", "c5", "w5", 64, 40, 1, 1, 0)
+    nodes.append(helper.make_node("GlobalAveragePool", ["c5"], ["gp"]))
+    nodes.append(helper.make_node("Flatten", ["gp"], ["fl"]))
+    nodes.append(helper.make_node("Gemm", ["fl", w("wf", 10, 64), b("bf", 10)], ["y"], transB=1))
+    graph = helper.make_graph(nodes, "resnet_like", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                  [2, 3, 37, 41])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_nchwc_no_reorders_in_a_whole_network(threads):
+    """Stem to pool: blocked throughout, no reorder at all (the stem reads the
+    NCHW image in place, GlobalAveragePool writes the plain [N, C, 1, 1])."""
+    if not blocked_here():
+        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
+    model = resnet_like()
+    x = np.random.default_rng(12).standard_normal((2, 3, 37, 41)).astype(np.float32)
+    ref = ort_run(model, x)
+    _, m = compiled(model, x, 3, threads)
+    ops = m.op_types
+    assert ops.count("ReorderInput") == 0 and ops.count("ReorderOutput") == 0, ops
+    kern = {k["node"]: k["kernels"] for k in m.kernels}
+    convs = [k for k in m.kernels if k["op_type"] in ("Conv", "FusedConv")]
+    assert len(convs) == 6 and all(any(n.startswith(("f32_conv_nchwc", "f32_dwconv")) for n in k["kernels"])
+                                   for k in convs), kern
+    assert rel_err(m.run({"x": x})["y"], ref) <= TOL
+    # and the plan: the blocked tensors through the planner, near its bound
+    st = m.memory_stats
+    assert st["arena"] <= 1.25 * st["lower_bound"], st
+
+
+def test_nchwc_reorders_at_a_region_edge():
+    """A grouped conv (no blocked form) in the middle: one ReorderOutput
+    before it and one ReorderInput after it (the depthwise conv needs its
+    input blocked), nothing else; the output of a blocked conv that is a
+    graph output gets a ReorderOutput."""
+    if not blocked_here():
+        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
+    model = resnet_like(break_with="group2")
+    x = np.random.default_rng(13).standard_normal((2, 3, 37, 41)).astype(np.float32)
+    ref = ort_run(model, x)
+    _, m = compiled(model, x, 3)
+    ops = m.op_types
+    assert ops.count("ReorderOutput") == 1 and ops.count("ReorderInput") == 1, ops
+    assert rel_err(m.run({"x": x})["y"], ref) <= TOL
+    # a graph output produced in the blocked region
+    model2, out = build((1, 16, 12, 12), [("conv", 32, 3, 1, 1, 1, 1, True), ("relu",),
+                                          ("conv", 24, 1, 1, 0, 1, 1, True)])
+    x2 = np.random.default_rng(14).standard_normal((1, 16, 12, 12)).astype(np.float32)
+    _, m2 = compiled(model2, x2, 3)
+    assert m2.op_types.count("ReorderOutput") == 1 and m2.op_types.count("ReorderInput") == 0, m2.op_types
+    assert rel_err(m2.run({"x": x2})[out], ort_run(model2, x2)) <= TOL
+    # the pass can be switched off by name
+    _, m3 = compiled(model, x, 3, disable=("nchwc_layout",))
+    assert "ReorderOutput" not in m3.op_types
+    assert rel_err(m3.run({"x": x})["y"], ref) <= TOL

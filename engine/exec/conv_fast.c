@@ -188,6 +188,8 @@ pg_status pg_bind_conv(const pg_node *n, const pg_tensor *const *in, const pg_te
 {
     (void)out;
     const pg_tensor *x = in[0], *wt = in[1];
+    if (pg_ir_attr_int(n, "nchwc", 0))
+        return pg_bind_conv_nchwc(n, b);
     pg_conv_act act = pg_conv_act_from_name(pg_ir_attr_string(n, "activation", "none"));
     if (act == PG_CONVACT_INVALID)
         return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': attribute 'activation' is '%s'; FusedConv "
@@ -214,6 +216,8 @@ size_t pg_scratch_conv(const pg_node *n, const pg_tensor *const *in, const pg_te
 {
     (void)out;
     const pg_tensor *x = in[0], *wt = in[1];
+    if (pg_ir_attr_int(n, "nchwc", 0))
+        return pg_scratch_conv_nchwc(n, x, threads);
     if (!b->kern[0] || !fast_rank(x, wt))
         return 0;
     pg_win w;
@@ -693,6 +697,8 @@ pg_status pg_conv_fast(pg_kctx *k, const pg_win *w)
 pg_status pg_exec_fused_conv(pg_kctx *k)
 {
     const pg_tensor *x = k->in[0], *wt = k->in[1];
+    if (pg_ir_attr_int(k->node, "nchwc", 0))
+        return pg_conv_nchwc(k);
     pg_win w;
     pg_status st = pg_win_geometry(k->node, PG_WIN_CONV, x->rank - 2, x->shape + 2, wt->shape + 2, &w);
     if (st)

@@ -81,7 +81,7 @@ pg_status pg_bind_conv(const pg_node *n, const pg_tensor *const *in, const pg_te
 size_t pg_scratch_conv(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                        int threads, const pg_binding *b);
 pg_status pg_exec_fused_conv(pg_kctx *k);   /* FusedConv (conv_fast.c) */
-pg_status pg_exec_fast_maxpool(pg_kctx *k); /* FastMaxPool (pool_fast.c) */
+pg_status pg_exec_fast_maxpool(pg_kctx *k); /* FastMaxPool, MaxPool's fast path (pool_fast.c) */
 size_t pg_scratch_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                          int threads, const pg_binding *b);
 size_t pg_scratch_gemm(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
@@ -143,6 +143,7 @@ pg_status pg_exec_conv(pg_kctx *k);           /* ops_conv.c */
 pg_status pg_exec_conv_transpose(pg_kctx *k);
 pg_status pg_exec_pool(pg_kctx *k);           /* MaxPool AveragePool (ops_pool.c) */
 pg_status pg_exec_global_pool(pg_kctx *k);    /* GlobalAveragePool GlobalMaxPool */
+pg_status pg_exec_reorder(pg_kctx *k);        /* ReorderInput ReorderOutput (conv_nchwc.c) */
 pg_status pg_exec_resize(pg_kctx *k);         /* Resize Upsample (ops_resize.c) */
 pg_status pg_exec_batchnorm(pg_kctx *k);      /* ops_cnn_misc.c */
 pg_status pg_exec_prelu(pg_kctx *k);

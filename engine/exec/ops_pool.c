@@ -14,11 +14,17 @@
 
 #include "../core/error.h"
 #include "cnn.h"
+#include "conv_fast.h"
 #include "elem.h"
 
 pg_status pg_exec_pool(pg_kctx *k)
 {
     const pg_tensor *x = k->in[0];
+    if (pg_ir_attr_int(k->node, "nchwc", 0))
+        return pg_exec_pool_nchwc(k);
+    /* MaxPool's fast path (pool_fast.c): float32 2-D with no Indices */
+    if (k->node->op == PG_OP_MAXPOOL && x->dtype == PG_DTYPE_FLOAT32 && x->rank == 4 && k->n_out == 1)
+        return pg_exec_fast_maxpool(k);
     int cnt = 0;
     const int64_t *ks = pg_ir_attr_ints(k->node, "kernel_shape", &cnt);
     pg_win w;
@@ -87,6 +93,8 @@ pg_status pg_exec_pool(pg_kctx *k)
 pg_status pg_exec_global_pool(pg_kctx *k)
 {
     const pg_tensor *x = k->in[0];
+    if (pg_ir_attr_int(k->node, "nchwc", 0))
+        return pg_exec_pool_nchwc(k);
     int is_max = k->node->op == PG_OP_GLOBAL_MAXPOOL;
     int64_t NC = x->shape[0] * x->shape[1], S = 1;
     for (int d = 2; d < x->rank; d++) S *= x->shape[d];

@@ -100,6 +100,8 @@ pg_status pg_infer_conv(pg_infer_ctx *c);
 pg_status pg_infer_conv_transpose(pg_infer_ctx *c);
 pg_status pg_infer_pool(pg_infer_ctx *c);          /* MaxPool AveragePool */
 pg_status pg_infer_global_pool(pg_infer_ctx *c);   /* GlobalAveragePool GlobalMaxPool */
+/* the NCHW16c forms and ReorderInput / ReorderOutput (exec/conv_nchwc.c) */
+pg_status pg_infer_nchwc(pg_infer_ctx *c);
 pg_status pg_infer_batchnorm(pg_infer_ctx *c);
 pg_status pg_infer_resize(pg_infer_ctx *c);        /* Resize Upsample */
 pg_status pg_infer_prelu(pg_infer_ctx *c);

@@ -11,6 +11,7 @@
 
 #include "../core/error.h"
 #include "../exec/cnn.h"
+#include "../exec/conv_fast.h"
 #include "../exec/elem.h"
 #include "infer.h"
 
@@ -244,6 +245,8 @@ pg_status pg_infer_conv(pg_infer_ctx *c)
 {
     const pg_tensor *x = c->in[0], *wt = c->in[1];
     pg_status st;
+    if (pg_ir_attr_int(c->n, "nchwc", 0))
+        return pg_infer_nchwc(c);   /* the blocked layout (exec/conv_nchwc.c) */
     if ((st = pg_infer_need_float(c, 0)) || (st = pg_infer_need_float(c, 1)) || (st = need_nchw(c, 0, 3)))
         return st;
     if (wt->rank != x->rank)
@@ -304,6 +307,8 @@ pg_status pg_infer_conv_transpose(pg_infer_ctx *c)
 pg_status pg_infer_pool(pg_infer_ctx *c)
 {
     const pg_tensor *x = c->in[0];
+    if (pg_ir_attr_int(c->n, "nchwc", 0))
+        return pg_infer_nchwc(c);
     int is_max = c->n->op == PG_OP_MAXPOOL;
     int dt_ok = x->dtype == PG_DTYPE_FLOAT32 || x->dtype == PG_DTYPE_FLOAT64 ||
                 (is_max && (x->dtype == PG_DTYPE_INT8 || x->dtype == PG_DTYPE_UINT8));
@@ -340,6 +345,8 @@ pg_status pg_infer_pool(pg_infer_ctx *c)
 pg_status pg_infer_global_pool(pg_infer_ctx *c)
 {
     const pg_tensor *x = c->in[0];
+    if (pg_ir_attr_int(c->n, "nchwc", 0))
+        return pg_infer_nchwc(c);
     if (!pg_dt_is_float(x->dtype))
         return FAIL(PG_ERR_DTYPE, "input '%s' is %s; %s takes float32 or float64", x->name,
                     pg_dtype_name(x->dtype), c->n->op_type);

@@ -17,19 +17,35 @@
  * silu: the conv kernels apply it while the tile is in registers (SGEMM's
  * ReLU, dwconv's clamp and hardswish) or right after it is written.
  *
- * maxpool_fast: MaxPool on a float32 NCHW tensor with no Indices output
- * -> FastMaxPool (exec/pool_fast.c), same attributes.
+ * nchwc_layout (level 3): the network re-laid into NCHW16c (exec/conv_nchwc.c
+ * has the layout and why), where a conv_nchwc asm kernel runs (AVX-512;
+ * elsewhere the graph stays NCHW on the SGEMM path).  In topological order:
+ *   - Conv / FusedConv (float32 2-D, constant weights and bias, activation
+ *     none / relu / clip; group 1, or depthwise 3x3 / 5x5 with one filter
+ *     per channel) -> FusedConv nchwc = 16 on weights packed here for the
+ *     kernel (conv_nchwc_pack, or dwconv_pack with the bias), a bias padded
+ *     to whole blocks; a group-1 conv reads an NCHW input in place (the
+ *     3-channel image), a depthwise one needs it blocked (ReorderInput);
+ *   - MaxPool (no Indices), Add of two blocked tensors of one shape, Relu,
+ *     Clip (constant bounds), HardSwish on a blocked input -> the same op
+ *     on the blocked tensor (nchwc = 16 on MaxPool);
+ *   - GlobalAveragePool of a blocked input -> nchwc = 16, writing the
+ *     plain [N, C, 1, 1] (the network's usual exit: no reorder);
+ * and a ReorderOutput wherever a blocked tensor's original is read by an
+ * op left in NCHW or is a graph output: reorders only at the edges of the
+ * blocked region.
  *
- * Layout: none to re-lay.  conv_fast.c's header has the measurement: the
- * kernels run on NCHW as the graph has it, so pools, Add, Concat and
- * Resize between convs keep their NCHW executors and no transposes are
- * inserted at the graph edges. */
+ * MaxPool's fast path (exec/pool_fast.c) is its own executor's choice now,
+ * as Conv's is; the FastMaxPool op stays for graphs saved with it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/alloc.h"
+#include "../exec/conv_fast.h"
+#include "../kernels/conv_nchwc/conv_nchwc.h"
+#include "../kernels/dwconv/dwconv.h"
 #include "match.h"
 #include "pass.h"
 
@@ -262,24 +278,6 @@ static pg_status run_each(pg_graph *g, pg_pass_ctx *c, pg_opcode op,
     return PG_OK;
 }
 
-/* MaxPool -> FastMaxPool (exec/pool_fast.c): float32, 2D, no Indices. */
-static int try_pool(pg_graph *g, pg_pass_ctx *c, pg_node *mp)
-{
-    const pg_tensor *x = pm_tensor(g, mp->inputs[0]);
-    if (!x || x->dtype != PG_DTYPE_FLOAT32 || x->rank != 4 || mp->n_outputs != 1 || mp->n_inputs != 1)
-        return 0;
-    saved_attrs sa;
-    if (!save_attrs(mp, &sa))
-        return 0;
-    int in = mp->inputs[0], out = mp->outputs[0], nodes[1] = { mp->id };
-    int f = pg_pass_fuse(c, g, nodes, 1, "FastMaxPool", "maxpool", &in, 1, &out, 1);
-    if (f < 0 || restore_attrs(g->nodes[f], &sa))
-        return -1;
-    return 1;
-}
-
-static pg_status run_pool(pg_graph *g, pg_pass_ctx *c) { return run_each(g, c, PG_OP_MAXPOOL, try_pool); }
-
 static pg_status run_bn(pg_graph *g, pg_pass_ctx *c) { return run_each(g, c, PG_OP_BATCHNORM, try_bn); }
 static pg_status run_act(pg_graph *g, pg_pass_ctx *c) { return run_each(g, c, PG_OP_CONV, try_act); }
 
@@ -295,8 +293,280 @@ const pg_pass_def pg_pass_conv_act_fusion = {
     run_act,
 };
 
-const pg_pass_def pg_pass_maxpool_fast = {
-    "maxpool_fast", 2,
-    "MaxPool (float32 NCHW, no Indices) -> FastMaxPool (window bounds per row and column, planes threaded)",
-    run_pool,
+
+/* ---- nchwc_layout ------------------------------------------------------------ */
+
+#define NB PG_NCHWC_BLOCK
+
+typedef struct relay {
+    pg_graph *g;
+    pg_pass_ctx *c;
+    int *blk;       /* original tensor id -> its blocked copy's id, -1 */
+    int fb;         /* the conv kernel's filter group */
+    int reorders;
+} relay;
+
+static int64_t nblocks(int64_t c) { return (c + NB - 1) / NB; }
+
+static int relay_node(relay *r, const char *op, const char *prefix, const int *ins, int nin, int out)
+{
+    char name[96];
+    return pg_ir_add_node(r->g, op, pg_ir_unique_name(r->g, prefix, name, sizeof name), ins, nin, &out, 1);
+}
+
+/* A blocked tensor for an NCHW [N, C, H, W] shape with C' channels. */
+static int blocked_tensor(relay *r, const pg_tensor *like, int64_t C, int64_t H, int64_t W)
+{
+    char prefix[80], name[96];
+    int64_t shape[5] = { like->shape[0], nblocks(C), H, W, NB };
+    snprintf(prefix, sizeof prefix, "%s_nchw16c", like->name);
+    return pg_ir_add_tensor(r->g, pg_ir_unique_name(r->g, prefix, name, sizeof name), PG_DTYPE_FLOAT32, 5, shape);
+}
+
+/* x's blocked copy, made by a ReorderInput when it has none yet. */
+static int blocked_input(relay *r, int x)
+{
+    if (r->blk[x] >= 0)
+        return r->blk[x];
+    const pg_tensor *t = r->g->tensors[x];
+    int b = blocked_tensor(r, t, t->shape[1], t->shape[2], t->shape[3]);
+    int id = b < 0 ? -1 : relay_node(r, "ReorderInput", "reorder_in", &x, 1, b);
+    if (id < 0 || pg_ir_set_attr_int(r->g->nodes[id], "nchwc", NB))
+        return -1;
+    pg_pass_note(r->c, r->g, PG_PASS_ADDED, id, 0, "'%s' into NCHW16c at the blocked region's edge", t->name);
+    r->reorders++;
+    return r->blk[x] = b;
+}
+
+static int plain_f32_4d(const pg_tensor *t)
+{
+    return t && t->dtype == PG_DTYPE_FLOAT32 && t->rank == 4 && pg_tensor_shape_known(t);
+}
+
+/* The conv's weights re-laid for the blocked kernels: 1 converted, 0 not
+ * convertible, -1 error. */
+static int relay_conv(relay *r, pg_node *n)
+{
+    pg_graph *g = r->g;
+    if (n->n_outputs != 1 || n->n_inputs < 2)
+        return 0;
+    const pg_tensor *x = pm_tensor(g, n->inputs[0]), *wt = pm_tensor(g, n->inputs[1]);
+    const pg_tensor *y = pm_tensor(g, n->outputs[0]);
+    if (!plain_f32_4d(x) || !plain_f32_4d(y) || !wt || wt->rank != 4 || !pm_const_f32(g, n->inputs[1]) ||
+        wt->layout != PG_LAYOUT_ROW_MAJOR)
+        return 0;
+    int64_t M = wt->shape[0], C = x->shape[1], G = pg_ir_attr_int(n, "group", 1);
+    int64_t KH = wt->shape[2], KW = wt->shape[3];
+    const float *B = NULL;
+    if (n->n_inputs > 2 && n->inputs[2] >= 0 && !(B = vec_m(g, n->inputs[2], M)))
+        return 0;
+    pg_conv_act act = pg_conv_act_from_name(pg_ir_attr_string(n, "activation", "none"));
+    if (act != PG_CONVACT_NONE && act != PG_CONVACT_RELU && act != PG_CONVACT_CLIP)
+        return 0;
+    int dw = G > 1;
+    if (dw && !(G == C && M == C && wt->shape[1] == 1 && KH == KW && (KH == 3 || KH == 5)))
+        return 0;
+    if (!dw && G != 1)
+        return 0;
+    int ks_n = 0;
+    const int64_t *ks = pg_ir_attr_ints(n, "kernel_shape", &ks_n);
+    if (ks && (ks_n != 2 || ks[0] != KH || ks[1] != KW))
+        return 0;
+    int in = dw ? blocked_input(r, n->inputs[0]) : r->blk[n->inputs[0]];
+    if (dw && in < 0)
+        return -1;
+    int blocked_in = in >= 0;
+    /* the packed weights, and for the direct form the bias padded to whole blocks */
+    size_t cin_blk = blocked_in ? NB : 1;
+    size_t nw = dw ? pg_dwconv_packed_floats((size_t)C, (int)KH, (int)KW)
+                   : pg_conv_nchwc_packed_floats((size_t)M, (size_t)C, cin_blk, (int)KH, (int)KW, NB, r->fb);
+    char name[96];
+    int64_t wshape[1] = { (int64_t)nw }, bshape[1] = { nblocks(M) * NB };
+    int tw = pg_ir_add_const(g, pg_ir_unique_name(g, "conv_nchwc_w", name, sizeof name), PG_DTYPE_FLOAT32, 1,
+                             wshape, NULL);
+    if (tw < 0)
+        return -1;
+    float *wp = g->tensors[tw]->data;
+    if (dw)
+        pg_dwconv_pack((size_t)C, (int)KH, (int)KW, wt->data, B, wp);
+    else
+        pg_conv_nchwc_pack((size_t)M, (size_t)C, cin_blk, (int)KH, (int)KW, NB, r->fb, wt->data, wp);
+    int tb = -1;
+    if (!dw) {
+        tb = pg_ir_add_const(g, pg_ir_unique_name(g, "conv_nchwc_b", name, sizeof name), PG_DTYPE_FLOAT32, 1,
+                             bshape, NULL);
+        if (tb < 0)
+            return -1;
+        float *bp = g->tensors[tb]->data;
+        for (int64_t m = 0; m < bshape[0]; m++)
+            bp[m] = B && m < M ? B[m] : 0.0f;
+    }
+    int out = blocked_tensor(r, y, M, y->shape[2], y->shape[3]);
+    saved_attrs sa;
+    if (out < 0 || !save_attrs(n, &sa))
+        return out < 0 ? -1 : 0;
+    float lo = pg_ir_attr_float(n, "act_min", -INFINITY), hi = pg_ir_attr_float(n, "act_max", INFINITY);
+    int ins[3] = { blocked_in ? in : n->inputs[0], tw, tb };
+    int id = relay_node(r, "FusedConv", "conv_nchwc", ins, dw ? 2 : 3, out);
+    if (id < 0)
+        return -1;
+    pg_node *f = g->nodes[id];
+    int64_t kshape[2] = { KH, KW };
+    const char *an = act == PG_CONVACT_RELU ? "relu" : act == PG_CONVACT_CLIP ? "clip" : "none";
+    if (restore_attrs(f, &sa) || pg_ir_set_attr_int(f, "nchwc", NB) || pg_ir_set_attr_int(f, "out_channels", M) ||
+        pg_ir_set_attr_ints(f, "kernel_shape", kshape, 2) || pg_ir_set_attr_int(f, "nchwc_fb", r->fb) ||
+        pg_ir_set_attr_string(f, "activation", an) ||
+        (act == PG_CONVACT_CLIP && (pg_ir_set_attr_float(f, "act_min", lo) || pg_ir_set_attr_float(f, "act_max", hi))))
+        return -1;
+    pg_pass_note(r->c, g, PG_PASS_ADDED, id, 1, "%s '%s' in NCHW16c (%s input, weights packed for %s)",
+                 n->op_type, n->name, blocked_in ? "blocked" : "NCHW",
+                 dw ? "dwconv" : "conv_nchwc");
+    r->blk[n->outputs[0]] = out;
+    return 1;
+}
+
+/* MaxPool, Add, Relu, Clip, HardSwish, GlobalAveragePool on blocked inputs. */
+static int relay_other(relay *r, pg_node *n)
+{
+    pg_graph *g = r->g;
+    if (n->n_outputs != 1 || n->n_inputs < 1 || n->inputs[0] < 0)
+        return 0;
+    int x = n->inputs[0], y = n->outputs[0];
+    const pg_tensor *xt = pm_tensor(g, x), *yt = pm_tensor(g, y);
+    if (r->blk[x] < 0 || !plain_f32_4d(xt) || !yt || yt->dtype != PG_DTYPE_FLOAT32)
+        return 0;
+    int ins[3] = { r->blk[x], -1, -1 }, nin = 1, out = -1;
+    switch (n->op) {
+    case PG_OP_MAXPOOL:
+        if (!plain_f32_4d(yt))
+            return 0;
+        out = blocked_tensor(r, yt, xt->shape[1], yt->shape[2], yt->shape[3]);
+        break;
+    case PG_OP_GLOBAL_AVERAGEPOOL:
+        out = y;   /* the plain [N, C, 1, 1] */
+        break;
+    case PG_OP_ADD: {
+        if (n->n_inputs != 2 || n->inputs[1] < 0 || r->blk[n->inputs[1]] < 0)
+            return 0;
+        const pg_tensor *b = pm_tensor(g, n->inputs[1]);
+        if (!plain_f32_4d(b) || memcmp(b->shape, xt->shape, 4 * sizeof(int64_t)) ||
+            memcmp(yt->shape, xt->shape, 4 * sizeof(int64_t)))
+            return 0;
+        ins[1] = r->blk[n->inputs[1]];
+        nin = 2;
+        out = blocked_tensor(r, yt, xt->shape[1], yt->shape[2], yt->shape[3]);
+        break;
+    }
+    case PG_OP_CLIP:
+        for (int i = 1; i < n->n_inputs && i < 3; i++) {
+            double v;
+            if (n->inputs[i] >= 0 && !pm_const_scalar(g, n->inputs[i], &v))
+                return 0;
+            ins[i] = n->inputs[i];
+        }
+        nin = n->n_inputs;
+        /* fall through */
+    case PG_OP_RELU:
+    case PG_OP_HARD_SWISH:
+        out = blocked_tensor(r, yt, xt->shape[1], yt->shape[2], yt->shape[3]);
+        break;
+    default:
+        return 0;
+    }
+    saved_attrs sa;
+    if (out < 0 || !save_attrs(n, &sa))
+        return out < 0 ? -1 : 0;
+    char op[32], oname[64];
+    snprintf(op, sizeof op, "%s", n->op_type);
+    snprintf(oname, sizeof oname, "%s", n->name);
+    if (out == y)   /* the new node writes the original's output: the original goes first */
+        pg_pass_remove(r->c, g, n->id, "re-laid into NCHW16c");
+    int id = relay_node(r, op, "nchwc", ins, nin, out);
+    if (id < 0 || restore_attrs(g->nodes[id], &sa))
+        return -1;
+    pg_node *f = g->nodes[id];
+    if (f->op == PG_OP_MAXPOOL || f->op == PG_OP_GLOBAL_AVERAGEPOOL) {
+        if (pg_ir_set_attr_int(f, "nchwc", NB) ||
+            (f->op == PG_OP_GLOBAL_AVERAGEPOOL && pg_ir_set_attr_int(f, "channels", xt->shape[1])))
+            return -1;
+    }
+    pg_pass_note(r->c, g, PG_PASS_ADDED, id, 0, "%s '%s' on the NCHW16c tensor", op, oname);
+    if (out == y)
+        return 2;   /* done: nothing to remove or reorder */
+    r->blk[y] = out;
+    return 1;
+}
+
+static pg_status run_nchwc(pg_graph *g, pg_pass_ctx *c)
+{
+    const pg_variant *v = pg_kernel_select(&pg_kernels_conv_nchwc);
+    const pg_conv_nchwc_params *p = v ? v->params : NULL;
+    if (!p || p->block != NB || !strcmp(v->isa, "c"))
+        return PG_OK;   /* no blocked asm kernel on this CPU: NCHW on the SGEMM path */
+    pg_status st = pg_pass_need_shapes(g, c);
+    if (st)
+        return st;
+    int n0 = g->n_nodes, t0 = g->n_tensors, n = 0;
+    int *order = pg_malloc((size_t)(n0 + 1) * sizeof(int));
+    int *done = pg_calloc((size_t)(n0 + 1), sizeof(int));
+    relay r = { g, c, NULL, p->fb, 0 };
+    /* the nodes converted read and write only tensors that were there
+     * before the pass (ids below t0) */
+    size_t cap = (size_t)t0 + 1;
+    r.blk = pg_malloc(cap * sizeof(int));
+    if (!order || !done || !r.blk) {
+        st = pg_fail(PG_ERR_NOMEM, "nchwc_layout: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < cap; i++)
+        r.blk[i] = -1;
+    if ((st = pg_ir_topo_order(g, order, &n)))
+        goto out;
+    for (int i = 0; i < n; i++) {
+        pg_node *nd = g->nodes[order[i]];
+        if (!nd)
+            continue;
+        int k = nd->op == PG_OP_CONV || nd->op == PG_OP_FUSED_CONV ? relay_conv(&r, nd) : relay_other(&r, nd);
+        if (k < 0) {
+            st = pg_last_status();
+            goto out;
+        }
+        done[order[i]] = k == 1;
+    }
+    /* the originals go; where one's output is still read in NCHW (or is a
+     * graph output), a ReorderOutput makes it from the blocked copy */
+    for (int i = 0; i < n; i++)
+        if (done[order[i]] && g->nodes[order[i]]) {
+            done[order[i]] = 1 + g->nodes[order[i]]->outputs[0];
+            pg_pass_remove(c, g, order[i], "re-laid into NCHW16c");
+        }
+    for (int i = 0; i < n; i++) {
+        int y = done[order[i]] - 1;
+        if (y < 0 || r.blk[y] < 0)
+            continue;   /* GlobalAveragePool: the new node writes y itself */
+        if (pm_uses(g, y) == 0 && !pg_ir_is_output(g, y))
+            continue;
+        int ro = relay_node(&r, "ReorderOutput", "reorder_out", &r.blk[y], 1, y);
+        if (ro < 0 || pg_ir_set_attr_int(g->nodes[ro], "nchwc", NB) ||
+            pg_ir_set_attr_int(g->nodes[ro], "channels", g->tensors[y]->shape[1])) {
+            st = pg_last_status();
+            goto out;
+        }
+        pg_pass_note(c, g, PG_PASS_ADDED, ro, 0, "'%s' back to NCHW at the blocked region's edge",
+                     g->tensors[y]->name);
+        r.reorders++;
+    }
+    pg_ir_remove_dead(g);
+    st = PG_OK;
+out:
+    pg_free(order);
+    pg_free(done);
+    pg_free(r.blk);
+    return st;
+}
+
+const pg_pass_def pg_pass_nchwc_layout = {
+    "nchwc_layout", 3,
+    "the CNN re-laid into NCHW16c (blocked channels) for the conv_nchwc kernels; reorders only at the edges",
+    run_nchwc,
 };

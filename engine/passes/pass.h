@@ -70,6 +70,6 @@ extern const pg_pass_def pg_pass_lowp_prepack;
 extern const pg_pass_def pg_pass_weight_prepack;
 extern const pg_pass_def pg_pass_conv_bn_fold;
 extern const pg_pass_def pg_pass_conv_act_fusion;
-extern const pg_pass_def pg_pass_maxpool_fast;
+extern const pg_pass_def pg_pass_nchwc_layout;
 
 #endif

@@ -35,7 +35,7 @@ static const pg_pass_def *const registry[] = {
     &pg_pass_matmul_epilogue_fusion,
     &pg_pass_conv_bn_fold,
     &pg_pass_conv_act_fusion,
-    &pg_pass_maxpool_fast,
+    &pg_pass_nchwc_layout,
     &pg_pass_rotary_fusion,
     &pg_pass_attention_fusion,
     &pg_pass_qkv_fusion,

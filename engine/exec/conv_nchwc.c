@@ -1,0 +1,631 @@
+/* conv_nchwc.c - the CNN ops on channel-blocked activations (NCHW16c),
+ * the layout the nchwc_layout pass (passes/relayout_nchwc.c) re-lays a
+ * network into: FusedConv / MaxPool / GlobalAveragePool with attribute
+ * nchwc = 16, and ReorderInput / ReorderOutput at the region's edges.
+ *
+ * Layout: [N, ceil(C / 16), H, W, 16] (conv_nchwc.h spells it out).  Why
+ * blocked, by measurement (benchmarks/bench_cnn.py, 1 thread, batch 1,
+ * this shared 2-vCPU machine, GFLOP/s of the conv alone against the
+ * 211.7 GFLOP/s measured FMA peak, before -> after):
+ *
+ *   layer                 NCHW im2col + SGEMM      NCHW16c direct (conv_nchwc)
+ *   ResNet-18 3x3 64@56        87.7 (41%)            checkasm row: 160 (76%)
+ *   (the full per-layer table with this path is in bench_cnn.py's output)
+ *
+ * The NCHW form spends its time outside the FMAs: the im2col gather and
+ * the panel packing move K x pixels floats per output block, the SGEMM
+ * tile's loads of A and B compete with the FMAs (12x32 at 40-46% of peak
+ * on these shapes), and the epilogue passes over C again.  In NCHW16c a
+ * pixel's 16 channels are one vector, so a direct conv needs no gather:
+ * the kernel broadcasts one input value per pixel and channel and
+ * multiplies it into 4 filter-block vectors (64 output channels) for 6
+ * pixels at once, 24 FMAs per 10 loads, all from the tensor as it is.
+ * The block is the vector width (16 on AVX-512, one zmm): a smaller block
+ * (8, AVX2's) halves the filter vectors per broadcast, a larger one pads
+ * small channel counts more; NHWC needs the same re-lay at the edges and
+ * gives the kernel a stride of C between pixels instead of 16, so the
+ * weights of a tap no longer sit in one cache line per channel.  Depthwise
+ * convs are the NHWC dwconv kernels on one block at a time (16 channels,
+ * pixels 16 floats apart), which is exactly the NHWC layout they were
+ * written for, with no per-channel-plane re-lay (the NCHW form copies each
+ * input row kw times).  Elementwise ops (Add, Relu, Clip, ...) run on the
+ * 5-D tensors as they are; GlobalAveragePool writes plain [N, C, 1, 1].
+ *
+ * Channels past C in the last block: ReorderInput writes zeros, and every
+ * op keeps them finite (their weights and bias are zero, so a conv's
+ * padded output channels are act(0)); ReorderOutput and GlobalAveragePool
+ * drop them.
+ *
+ * Padding: the conv kernel never tests a bound.  Rows outside the input
+ * are left out of its kh; output pixels whose window crosses the left or
+ * right edge go one at a time with their kx range (1 or 2 per row for a
+ * 3x3), the rest in one call.  The depthwise form copies each block's
+ * plane once into a zero-padded plane (one pass over the input against
+ * kh kw FMAs per output element).
+ *
+ * Threads: tasks are (image, filter group, output row) for the direct
+ * conv and (image, block) for depthwise and the pools. */
+#include <math.h>
+#include <string.h>
+
+#include "../core/alloc.h"
+#include "../core/error.h"
+#include "../core/threadpool.h"
+#include "../graph/infer.h"
+#include "../kernels/conv_nchwc/conv_nchwc.h"
+#include "../kernels/dwconv/dwconv.h"
+#include "cnn.h"
+#include "conv_fast.h"
+#include "parallel.h"
+
+#define NB PG_NCHWC_BLOCK
+
+static int64_t blocks_of(int64_t c) { return (c + NB - 1) / NB; }
+
+/* ---- shape rules ---------------------------------------------------------- */
+
+/* The spatial dims of a blocked (rank 5) or NCHW (rank 4) input. */
+static int nchwc_spatial(const pg_tensor *x, int64_t sp[2])
+{
+    if (x->rank != 4 && !(x->rank == 5 && x->shape[4] == NB))
+        return 0;
+    sp[0] = x->shape[2];
+    sp[1] = x->shape[3];
+    return 1;
+}
+
+pg_status pg_infer_nchwc(pg_infer_ctx *c)
+{
+    const pg_node *n = c->n;
+    const pg_tensor *x = c->in[0];
+    int64_t sp[2], shape[5];
+    if (pg_ir_attr_int(n, "nchwc", 0) != NB)
+        return PG_INFER_FAIL(PG_ERR_UNSUPPORTED, "attribute 'nchwc' is %lld; the blocked ops take %d",
+                             (long long)pg_ir_attr_int(n, "nchwc", 0), NB);
+    if (x->dtype != PG_DTYPE_FLOAT32 || !nchwc_spatial(x, sp))
+        return PG_INFER_FAIL(PG_ERR_SHAPE, "input '%s' must be float32 [N, C, H, W] or [N, C/%d, H, W, %d]",
+                             x->name, NB, NB);
+    int64_t C = pg_ir_attr_int(n, "channels", -1);
+    int cnt = 0;
+    const int64_t *ks = pg_ir_attr_ints(n, "kernel_shape", &cnt);
+    pg_win w;
+    pg_status st;
+    switch (n->op) {
+    case PG_OP_FUSED_CONV:
+    case PG_OP_MAXPOOL:
+        if (!ks || cnt != 2)
+            return PG_INFER_FAIL(PG_ERR_GRAPH, "attribute 'kernel_shape' must give 2 values");
+        if ((st = pg_win_geometry(n, n->op == PG_OP_MAXPOOL ? PG_WIN_POOL : PG_WIN_CONV, 2, sp, ks, &w)))
+            return st;
+        if (n->op == PG_OP_FUSED_CONV)
+            C = pg_ir_attr_int(n, "out_channels", -1);
+        else
+            C = x->rank == 5 ? x->shape[1] * NB : -1;
+        if (C < 1 || (n->op == PG_OP_MAXPOOL && x->rank != 5))
+            return PG_INFER_FAIL(PG_ERR_GRAPH, "a blocked %s needs a blocked input and its channel count",
+                                 n->op_type);
+        shape[0] = x->shape[0];
+        shape[1] = blocks_of(C);
+        shape[2] = w.out[1];
+        shape[3] = w.out[2];
+        shape[4] = NB;
+        pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 5, shape);
+        return PG_OK;
+    case PG_OP_GLOBAL_AVERAGEPOOL:
+    case PG_OP_REORDER_OUTPUT:
+        if (x->rank != 5 || C < 1 || blocks_of(C) != x->shape[1])
+            return PG_INFER_FAIL(PG_ERR_SHAPE, "input '%s' must be [N, C/%d, H, W, %d] for channels = %lld",
+                                 x->name, NB, NB, (long long)C);
+        shape[0] = x->shape[0];
+        shape[1] = C;
+        shape[2] = n->op == PG_OP_GLOBAL_AVERAGEPOOL ? 1 : sp[0];
+        shape[3] = n->op == PG_OP_GLOBAL_AVERAGEPOOL ? 1 : sp[1];
+        pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 4, shape);
+        return PG_OK;
+    case PG_OP_REORDER_INPUT:
+        if (x->rank != 4)
+            return PG_INFER_FAIL(PG_ERR_SHAPE, "input '%s' must be [N, C, H, W]", x->name);
+        shape[0] = x->shape[0];
+        shape[1] = blocks_of(x->shape[1]);
+        shape[2] = sp[0];
+        shape[3] = sp[1];
+        shape[4] = NB;
+        pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 5, shape);
+        return PG_OK;
+    default:
+        return PG_INFER_FAIL(PG_ERR_UNSUPPORTED, "%s has no blocked (nchwc) form", n->op_type);
+    }
+}
+
+/* ---- the edges ------------------------------------------------------------ */
+
+typedef struct reorder_job {
+    const float *X;
+    float *Y;
+    int64_t C, HW;
+} reorder_job;
+
+/* NCHW -> NCHW16c: task = (image, block); channels past C zero */
+static void reorder_in(void *ctx, int64_t begin, int64_t end)
+{
+    const reorder_job *j = ctx;
+    int64_t CB = blocks_of(j->C);
+    for (int64_t t = begin; t < end; t++) {
+        int64_t img = t / CB, cb = t % CB;
+        float *y = j->Y + t * j->HW * NB;
+        for (int l = 0; l < NB; l++) {
+            int64_t c = cb * NB + l;
+            if (c >= j->C) {
+                for (int64_t p = 0; p < j->HW; p++)
+                    y[p * NB + l] = 0.0f;
+                continue;
+            }
+            const float *x = j->X + (img * j->C + c) * j->HW;
+            for (int64_t p = 0; p < j->HW; p++)
+                y[p * NB + l] = x[p];
+        }
+    }
+}
+
+static void reorder_out(void *ctx, int64_t begin, int64_t end)
+{
+    const reorder_job *j = ctx;
+    int64_t CB = blocks_of(j->C);
+    for (int64_t t = begin; t < end; t++) {
+        int64_t img = t / CB, cb = t % CB;
+        const float *x = j->X + t * j->HW * NB;
+        for (int l = 0; l < NB && cb * NB + l < j->C; l++) {
+            float *y = j->Y + (img * j->C + cb * NB + l) * j->HW;
+            for (int64_t p = 0; p < j->HW; p++)
+                y[p] = x[p * NB + l];
+        }
+    }
+}
+
+pg_status pg_exec_reorder(pg_kctx *k)
+{
+    const pg_tensor *x = k->in[0];
+    int in = k->node->op == PG_OP_REORDER_INPUT;
+    const pg_tensor *plain = in ? x : k->out[0];
+    reorder_job j = { k->x[0], k->y[0], plain->shape[1], plain->shape[2] * plain->shape[3] };
+    int64_t tasks = plain->shape[0] * blocks_of(j.C);
+    pg_exec_parallel(k, tasks, j.HW * NB, 1, in ? reorder_in : reorder_out, &j);
+    return PG_OK;
+}
+
+/* ---- pools ---------------------------------------------------------------- */
+
+typedef struct pool_job {
+    const float *X;
+    float *Y;
+    pg_win w;
+    int64_t C, CB;
+} pool_job;
+
+/* MaxPool: task = (image, block); NaN never wins (v > m), as the reference */
+static void maxpool_blocks(void *ctx, int64_t begin, int64_t end)
+{
+    const pool_job *j = ctx;
+    const pg_win *w = &j->w;
+    int64_t IH = w->in[1], IW = w->in[2], OH = w->out[1], OW = w->out[2];
+    int64_t KH = w->k[1], KW = w->k[2], sy = w->stride[1], sx = w->stride[2];
+    int64_t dy = w->dil[1], dx = w->dil[2];
+    for (int64_t t = begin; t < end; t++) {
+        const float *x = j->X + t * IH * IW * NB;
+        float *y = j->Y + t * OH * OW * NB;
+        for (int64_t oy = 0; oy < OH; oy++) {
+            int64_t y0 = oy * sy - w->lo[1];
+            int64_t ka = y0 >= 0 ? 0 : (-y0 + dy - 1) / dy;
+            int64_t kb = IH - y0 <= 0 ? 0 : (IH - y0 + dy - 1) / dy;
+            kb = kb > KH ? KH : kb;
+            for (int64_t ox = 0; ox < OW; ox++) {
+                int64_t x0 = ox * sx - w->lo[2];
+                int64_t la = x0 >= 0 ? 0 : (-x0 + dx - 1) / dx;
+                int64_t lb = IW - x0 <= 0 ? 0 : (IW - x0 + dx - 1) / dx;
+                lb = lb > KW ? KW : lb;
+                float m[NB];
+                for (int l = 0; l < NB; l++)
+                    m[l] = -INFINITY;
+                for (int64_t ky = ka; ky < kb; ky++)
+                    for (int64_t kx = la; kx < lb; kx++) {
+                        const float *r = x + ((y0 + ky * dy) * IW + x0 + kx * dx) * NB;
+                        for (int l = 0; l < NB; l++)
+                            m[l] = r[l] > m[l] ? r[l] : m[l];
+                    }
+                memcpy(y + (oy * OW + ox) * NB, m, sizeof m);
+            }
+        }
+    }
+}
+
+/* GlobalAveragePool -> plain [N, C, 1, 1]: task = (image, block) */
+static void gap_blocks(void *ctx, int64_t begin, int64_t end)
+{
+    const pool_job *j = ctx;
+    int64_t S = j->w.in[1] * j->w.in[2];
+    for (int64_t t = begin; t < end; t++) {
+        int64_t img = t / j->CB, cb = t % j->CB;
+        const float *x = j->X + t * S * NB;
+        double s[NB];
+        for (int l = 0; l < NB; l++)
+            s[l] = 0.0;
+        for (int64_t p = 0; p < S; p++)
+            for (int l = 0; l < NB; l++)
+                s[l] += x[p * NB + l];
+        for (int l = 0; l < NB && cb * NB + l < j->C; l++)
+            j->Y[img * j->C + cb * NB + l] = (float)(s[l] / (double)S);
+    }
+}
+
+pg_status pg_exec_pool_nchwc(pg_kctx *k)
+{
+    const pg_tensor *x = k->in[0];
+    if (x->rank != 5 || x->dtype != PG_DTYPE_FLOAT32 || k->n_out != 1)
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': a blocked pool takes one float32 [N, C/16, H, W, 16] "
+                       "tensor", k->node->name);
+    pool_job j = { k->x[0], k->y[0], { 0 }, 0, x->shape[1] };
+    int64_t tasks = x->shape[0] * x->shape[1];
+    if (k->node->op == PG_OP_GLOBAL_AVERAGEPOOL) {
+        j.C = k->out[0]->shape[1];
+        j.w.in[1] = x->shape[2];
+        j.w.in[2] = x->shape[3];
+        pg_exec_parallel(k, tasks, x->shape[2] * x->shape[3] * NB, 1, gap_blocks, &j);
+        return PG_OK;
+    }
+    int cnt = 0;
+    const int64_t *ks = pg_ir_attr_ints(k->node, "kernel_shape", &cnt);
+    pg_status st = pg_win_geometry(k->node, PG_WIN_POOL, 2, x->shape + 2, ks, &j.w);
+    if (st)
+        return st;
+    pg_exec_parallel(k, tasks, j.w.out[1] * j.w.out[2] * j.w.k[1] * j.w.k[2] * NB, 1, maxpool_blocks, &j);
+    return PG_OK;
+}
+
+/* ---- the conv -------------------------------------------------------------- */
+
+int pg_nchwc_depthwise(const pg_node *n)
+{
+    return pg_ir_attr_int(n, "group", 1) > 1;
+}
+
+static int fits_block(const pg_variant *v, const void *ctx)
+{
+    const pg_conv_nchwc_params *p = v->params;
+    return p && p->block == NB && p->fb == *(const int *)ctx;
+}
+
+pg_status pg_bind_conv_nchwc(const pg_node *n, pg_binding *b)
+{
+    if (pg_nchwc_depthwise(n)) {
+        int cnt = 0;
+        const int64_t *ks = pg_ir_attr_ints(n, "kernel_shape", &cnt);
+        if (!ks || cnt != 2 || ks[0] != ks[1] || (ks[0] != 3 && ks[0] != 5))
+            return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': a blocked depthwise conv takes a 3x3 or 5x5 "
+                           "kernel_shape", n->name);
+        b->kern[0] = pg_kernel_select(ks[0] == 3 ? &pg_kernels_dwconv3x3 : &pg_kernels_dwconv5x5);
+        return PG_OK;
+    }
+    int fb = (int)pg_ir_attr_int(n, "nchwc_fb", 0);
+    b->kern[0] = pg_kernel_select_fitting(&pg_kernels_conv_nchwc, fits_block, &fb);
+    if (!b->kern[0])
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no conv_nchwc kernel takes weights packed for "
+                       "%d filter blocks", n->name, fb);
+    return PG_OK;
+}
+
+/* Rows x columns of the zero-padded plane a depthwise task fills. */
+static void dw_plane(const pg_win *w, int64_t *ph, int64_t *pw)
+{
+    *ph = (w->out[1] - 1) * w->stride[1] + (w->k[1] - 1) * w->dil[1] + 1;
+    *pw = (w->out[2] - 1) * w->stride[2] + (w->k[2] - 1) * w->dil[2] + 1;
+}
+
+static pg_status conv_geometry(const pg_node *n, const pg_tensor *x, pg_win *w)
+{
+    int cnt = 0;
+    int64_t sp[2];
+    const int64_t *ks = pg_ir_attr_ints(n, "kernel_shape", &cnt);
+    if (!ks || cnt != 2 || !nchwc_spatial(x, sp))
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': a blocked conv without its kernel_shape", n->name);
+    return pg_win_geometry(n, PG_WIN_CONV, 2, sp, ks, w);
+}
+
+/* The direct conv pads a small blocked input once (no edge pixels). */
+static int direct_padded(const pg_win *w, int blocked)
+{
+    return blocked && w->out[2] <= 16 && (w->lo[1] || w->lo[2] || w->hi[1] || w->hi[2]);
+}
+
+size_t pg_scratch_conv_nchwc(const pg_node *n, const pg_tensor *x, int threads)
+{
+    pg_win w;
+    if (conv_geometry(n, x, &w) != PG_OK) {
+        pg_clear_error();
+        return 0;
+    }
+    int64_t ph, pw;
+    dw_plane(&w, &ph, &pw);
+    if (!pg_nchwc_depthwise(n))
+        return direct_padded(&w, x->rank == 5)
+                   ? pg_align_up((size_t)(x->shape[0] * x->shape[1] * ph * pw * NB) * sizeof(float)) + 64
+                   : 0;
+    int t = threads > PG_MAX_THREADS ? PG_MAX_THREADS : threads < 1 ? 1 : threads;
+    return pg_align_up((size_t)(ph * pw * NB) * sizeof(float)) * (size_t)t + 64;
+}
+
+typedef struct nchwc_conv {
+    const pg_variant *v;
+    const pg_conv_nchwc_params *p;
+    const float *X, *W, *B;
+    float *Y;
+    pg_win w;
+    int blocked;                  /* the input is NCHW16c (else NCHW) */
+    size_t C, CB, MB, groups, cin_blk, ncb;
+    size_t tasks, workers;
+    size_t group_floats;          /* packed floats of a whole group */
+    size_t cin_tile, rows;        /* input blocks per pass over a group's rows; rows per task */
+    const float *xpad;            /* small planes: the input zero-padded (wpad its geometry) */
+    pg_win wpad;
+    float lo, hi;
+    int act;
+    char *scratch;
+    size_t slice_bytes;
+} nchwc_conv;
+
+static const float zero_bias[64 * 4];   /* the bias of a second input tile: none */
+
+/* A run of n pixels in calls the kernel splits well: chunks of 6, and a
+ * last 7 or 8 as 4 + 3 or 4 + 4 instead of 6 + 1 or 6 + 2 (a chunk of 1 or
+ * 2 pixels has too few accumulators to hide the FMA latency). */
+static void run_pixels(pg_f32_conv_nchwc_fn kern, pg_conv_nchwc_args *a, size_t n, size_t x_step)
+{
+    size_t r = n % 6;
+    if (n > 6 && (r == 1 || r == 2)) {
+        size_t head = n - 6 - r, h2 = (6 + r) / 2 + ((6 + r) & 1);
+        const float *x = a->x;
+        float *y = a->y;
+        if (head) {
+            a->pixels = head;
+            kern(a);
+        }
+        a->x = (const float *)((const char *)x + head * x_step);
+        a->y = y + head * NB;
+        a->pixels = h2;
+        kern(a);
+        a->x = (const float *)((const char *)x + (head + h2) * x_step);
+        a->y = y + (head + h2) * NB;
+        a->pixels = 6 + r - h2;
+        kern(a);
+        return;
+    }
+    a->pixels = n;
+    kern(a);
+}
+
+static void direct_worker(void *ctx, size_t worker)
+{
+    const nchwc_conv *d = ctx;
+    const pg_win *w = d->xpad ? &d->wpad : &d->w;
+    const float *X = d->xpad ? d->xpad : d->X;
+    int64_t IH = w->in[1], IW = w->in[2], OH = w->out[1], OW = w->out[2];
+    int64_t KH = w->k[1], KW = w->k[2], sy = w->stride[1], sx = w->stride[2];
+    int64_t dy = w->dil[1], dx = w->dil[2];
+    size_t FB = (size_t)d->p->fb, pf = d->blocked ? NB : 1;   /* floats per input pixel */
+    size_t tap_floats = d->cin_blk * NB;                        /* per filter block */
+    pg_f32_conv_nchwc_fn kern = d->v->fn.conv_nchwc;
+    /* the interior: output columns whose whole window row is inside */
+    int64_t oxa = w->lo[2] <= 0 ? 0 : (w->lo[2] + sx - 1) / sx;
+    int64_t last = IW - 1 + w->lo[2] - (KW - 1) * dx;   /* ox sx <= last */
+    int64_t oxb = last < 0 ? 0 : last / sx + 1;
+    oxb = oxb > OW ? OW : oxb;
+    oxa = oxa > oxb ? oxb : oxa;
+    size_t chunks = ((size_t)OH + d->rows - 1) / d->rows;
+    for (size_t task = worker; task < d->tasks; task += d->workers) {
+        size_t img = task / (d->groups * chunks), rest = task % (d->groups * chunks);
+        size_t g = rest / chunks;
+        int64_t oy0 = (int64_t)((rest % chunks) * d->rows);
+        int64_t oy1 = oy0 + (int64_t)d->rows > OH ? OH : oy0 + (int64_t)d->rows;
+        size_t f0 = g * FB, fb = d->MB - f0 < FB ? d->MB - f0 : FB;
+        size_t wrow = (size_t)KW * tap_floats * fb;   /* floats of one ky row of taps */
+        size_t wcb = (size_t)KH * wrow;               /* of one input block */
+        const float *ximg = X + img * (d->blocked ? d->CB * NB : d->C) * (size_t)(IH * IW);
+        size_t x_cb = (size_t)(IH * IW) * pf;        /* floats between input blocks */
+        for (size_t c0 = 0; c0 < d->ncb; c0 += d->cin_tile) {
+            size_t nc = d->ncb - c0 < d->cin_tile ? d->ncb - c0 : d->cin_tile;
+            int lastc = c0 + nc >= d->ncb;
+            const float *wg = d->W + g * d->group_floats + c0 * wcb;
+            const float *xc = ximg + c0 * x_cb;
+            pg_conv_nchwc_args a = {
+                NULL, NULL, NULL, c0 ? zero_bias : d->B + f0 * NB, 0, fb, nc, d->cin_blk, 0, 0,
+                (size_t)sx * pf * 4, (size_t)dx * pf * 4, (size_t)(dy * IW) * pf * 4, x_cb * 4,
+                wrow * 4, wcb * 4, (size_t)(OH * OW) * NB * 4, d->lo, d->hi,
+                lastc ? d->act : PG_CONV_NCHWC_ACT_NONE, c0 ? PG_CONV_NCHWC_ACCUMULATE : 0 };
+            for (int64_t oy = oy0; oy < oy1; oy++) {
+                int64_t y0 = oy * sy - w->lo[1];
+                int64_t ka = y0 >= 0 ? 0 : (-y0 + dy - 1) / dy;
+                int64_t kb = IH - y0 <= 0 ? 0 : (IH - y0 + dy - 1) / dy;
+                kb = kb > KH ? KH : kb;
+                ka = ka > kb ? kb : ka;
+                a.kh = (size_t)(kb - ka);
+                float *yrow = d->Y + ((img * d->MB + f0) * (size_t)OH + (size_t)oy) * (size_t)OW * NB;
+                /* input row y0 + ka dy, the weights from tap row ka */
+                const float *xr = xc + (size_t)((y0 + ka * dy) * IW) * pf;
+                const float *wr = wg + (size_t)ka * wrow;
+                for (int64_t ox = 0; ox < OW;) {
+                    int64_t x0 = ox * sx - w->lo[2];
+                    if (ox >= oxa && ox < oxb) {
+                        a.x = xr + (size_t)x0 * pf;
+                        a.w = wr;
+                        a.y = yrow + (size_t)ox * NB;
+                        a.kw = (size_t)KW;
+                        run_pixels(kern, &a, (size_t)(oxb - ox), a.x_pix);
+                        ox = oxb;
+                        continue;
+                    }
+                    int64_t la = x0 >= 0 ? 0 : (-x0 + dx - 1) / dx;
+                    int64_t lb = IW - x0 <= 0 ? 0 : (IW - x0 + dx - 1) / dx;
+                    lb = lb > KW ? KW : lb;
+                    la = la > lb ? lb : la;
+                    a.x = xr + (size_t)(x0 + la * dx) * pf;
+                    a.w = wr + (size_t)la * tap_floats * fb;
+                    a.y = yrow + (size_t)ox * NB;
+                    a.pixels = 1;
+                    a.kw = (size_t)(lb - la);
+                    kern(&a);
+                    ox++;
+                }
+            }
+        }
+    }
+}
+
+/* plane x (IH x IW pixels of NB floats) into the zero-padded ph x pw plane
+ * o, input pixel (r - top, c - left) at (r, c) */
+static void pad_plane(const float *x, int64_t IH, int64_t IW, int64_t top, int64_t left, int64_t ph,
+                      int64_t pw, float *o)
+{
+    int64_t va = -left < 0 ? 0 : -left, vb = pw - left > IW ? IW : pw - left;
+    for (int64_t r = 0; r < ph; r++, o += pw * NB) {
+        int64_t iy = r - top;
+        if (iy < 0 || iy >= IH || vb <= va) {
+            memset(o, 0, (size_t)pw * NB * sizeof(float));
+            continue;
+        }
+        size_t lz = (size_t)(va + left), n = (size_t)(vb - va);
+        memset(o, 0, lz * NB * sizeof(float));
+        memcpy(o + lz * NB, x + (size_t)(iy * IW + va) * NB, n * NB * sizeof(float));
+        memset(o + (lz + n) * NB, 0, ((size_t)pw - lz - n) * NB * sizeof(float));
+    }
+}
+
+static void dw_worker(void *ctx, size_t worker)
+{
+    const nchwc_conv *d = ctx;
+    const pg_win *w = &d->w;
+    int64_t IH = w->in[1], IW = w->in[2], OH = w->out[1], OW = w->out[2];
+    int64_t KH = w->k[1], KW = w->k[2], ph, pw;
+    dw_plane(w, &ph, &pw);
+    float *plane = (float *)(d->scratch + worker * d->slice_bytes);
+    size_t taps = (size_t)(KH * KW);
+    for (size_t task = worker; task < d->tasks; task += d->workers) {
+        const float *x = d->X + task * (size_t)(IH * IW) * NB;
+        float *y = d->Y + task * (size_t)(OH * OW) * NB;
+        size_t blk = task % d->CB;
+        pad_plane(x, IH, IW, w->lo[1], w->lo[2], ph, pw, plane);
+        const float *rows[5];
+        pg_dwconv_args a = { rows, d->W + blk * (1 + taps) * NB, NULL, NB, (size_t)OW,
+                             (size_t)w->stride[2] * NB, (size_t)w->dil[2] * NB, NB,
+                             d->lo, d->hi, d->act == PG_CONV_NCHWC_ACT_CLAMP ? PG_DWACT_CLAMP : PG_DWACT_NONE, 0 };
+        for (int64_t oy = 0; oy < OH; oy++) {
+            for (int64_t ky = 0; ky < KH; ky++)
+                rows[ky] = plane + (size_t)((oy * w->stride[1] + ky * w->dil[1]) * pw) * NB;
+            a.out = y + (size_t)(oy * OW) * NB;
+            d->v->fn.dwconv(&a);
+        }
+    }
+}
+
+pg_status pg_conv_nchwc(pg_kctx *k)
+{
+    const pg_node *n = k->node;
+    const pg_tensor *x = k->in[0];
+    const pg_variant *v = k->bind->kern[0];
+    nchwc_conv d = { .v = v, .X = k->x[0], .W = k->x[1], .B = k->n_in > 2 ? k->x[2] : NULL,
+                     .Y = k->y[0], .lo = 0.0f, .hi = INFINITY };
+    pg_status st = conv_geometry(n, x, &d.w);
+    if (st)
+        return st;
+    if (!v)
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': a blocked conv without a kernel", n->name);
+    pg_conv_act act = pg_conv_act_from_name(pg_ir_attr_string(n, "activation", "none"));
+    if (act == PG_CONVACT_RELU) {
+        d.act = PG_CONV_NCHWC_ACT_CLAMP;
+    } else if (act == PG_CONVACT_CLIP) {
+        d.act = PG_CONV_NCHWC_ACT_CLAMP;
+        d.lo = pg_ir_attr_float(n, "act_min", -INFINITY);
+        d.hi = pg_ir_attr_float(n, "act_max", INFINITY);
+    } else if (act == PG_CONVACT_NONE) {
+        d.act = PG_CONV_NCHWC_ACT_NONE;
+        d.lo = -INFINITY;
+    } else {
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': a blocked conv takes activation none, relu or "
+                       "clip", n->name);
+    }
+    d.blocked = x->rank == 5;
+    d.C = d.blocked ? (size_t)x->shape[1] * NB : (size_t)x->shape[1];
+    d.CB = d.blocked ? (size_t)x->shape[1] : 0;
+    d.MB = (size_t)k->out[0]->shape[1];
+    size_t N = (size_t)x->shape[0];
+    double flops = 2.0 * (double)N * (double)(d.w.out[1] * d.w.out[2] * d.w.k[1] * d.w.k[2]) * NB *
+                   (double)d.MB;
+    size_t t = k->threads > 1 ? (size_t)k->threads : 1;
+    if (t > PG_MAX_THREADS)
+        t = PG_MAX_THREADS;
+    if (pg_nchwc_depthwise(n)) {
+        if (!d.blocked || (pg_variant_index(&pg_kernels_dwconv3x3, v) < 0 &&
+                               pg_variant_index(&pg_kernels_dwconv5x5, v) < 0))
+            return pg_fail(PG_ERR_INTERNAL, "node '%s': a blocked depthwise conv needs a blocked input "
+                           "and a dwconv kernel", n->name);
+        int64_t ph, pw;
+        dw_plane(&d.w, &ph, &pw);
+        d.tasks = N * d.CB;
+        d.workers = flops < 2e6 ? 1 : t < d.tasks ? t : d.tasks;
+        d.slice_bytes = pg_align_up((size_t)(ph * pw * NB) * sizeof(float));
+        if (!k->scratch || k->scratch_bytes < d.slice_bytes * d.workers)
+            return pg_fail(PG_ERR_INTERNAL, "node '%s': conv scratch %zu bytes, needs %zu", n->name,
+                           k->scratch_bytes, d.slice_bytes * d.workers);
+        d.scratch = k->scratch;
+        if (d.workers > 1)
+            pg_parallel_for(d.workers, dw_worker, &d, (int)d.workers);
+        else
+            dw_worker(&d, 0);
+        return PG_OK;
+    }
+    if (pg_variant_index(&pg_kernels_conv_nchwc, v) < 0 || !d.B)
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': a blocked conv needs a conv_nchwc kernel and its "
+                       "padded bias", n->name);
+    d.p = v->params;
+    d.cin_blk = d.blocked ? NB : 1;
+    d.ncb = d.blocked ? d.CB : d.C;
+    d.groups = (d.MB + (size_t)d.p->fb - 1) / (size_t)d.p->fb;
+    d.group_floats = (size_t)d.p->fb * d.ncb * d.cin_blk * (size_t)(d.w.k[1] * d.w.k[2]) * NB;
+    /* a group's weights past about a third of L2 (of L1 for a plane of
+     * 14 x 14 or less, whose rows are too short to reuse a weight from
+     * L2 enough): the input blocks in tiles whose weights stay there while
+     * every row passes (the partial sums accumulate in y); else one row
+     * per task */
+    size_t gbytes = d.group_floats * sizeof(float);
+    size_t cap = d.w.out[1] * d.w.out[2] <= 196 ? 40 * 1024 : 384 * 1024;   /* small planes: L1 */
+    d.cin_tile = d.ncb;
+    d.rows = 1;
+    if (gbytes > cap) {
+        d.cin_tile = d.ncb * cap / gbytes;
+        d.cin_tile = d.cin_tile < 1 ? 1 : d.cin_tile;
+        d.rows = (size_t)d.w.out[1];
+    }
+    if (direct_padded(&d.w, d.blocked)) {
+        /* small planes: zero-padded once, so every pixel is interior */
+        int64_t ph, pw;
+        dw_plane(&d.w, &ph, &pw);
+        size_t need = N * d.CB * (size_t)(ph * pw) * NB * sizeof(float);
+        if (!k->scratch || k->scratch_bytes < need)
+            return pg_fail(PG_ERR_INTERNAL, "node '%s': conv scratch %zu bytes, needs %zu", n->name,
+                           k->scratch_bytes, need);
+        float *xp = k->scratch;
+        for (size_t q = 0; q < N * d.CB; q++)
+            pad_plane(d.X + q * (size_t)(d.w.in[1] * d.w.in[2]) * NB, d.w.in[1], d.w.in[2], d.w.lo[1],
+                      d.w.lo[2], ph, pw, xp + q * (size_t)(ph * pw) * NB);
+        d.xpad = xp;
+        d.wpad = d.w;
+        d.wpad.in[1] = ph;
+        d.wpad.in[2] = pw;
+        d.wpad.lo[1] = d.wpad.lo[2] = d.wpad.hi[1] = d.wpad.hi[2] = 0;
+    }
+    d.tasks = N * d.groups * (((size_t)d.w.out[1] + d.rows - 1) / d.rows);
+    d.workers = flops < 2e6 ? 1 : t < d.tasks ? t : d.tasks;
+    if (d.workers > 1)
+        pg_parallel_for(d.workers, direct_worker, &d, (int)d.workers);
+    else
+        direct_worker(&d, 0);
+    return PG_OK;
+}
