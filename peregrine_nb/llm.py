@@ -88,9 +88,10 @@ class LLM:
         self.tokenizer = self.gguf.tokenizer
         self.n_vocab: int = lib.pg_llm_vocab(self._h)
         self.last_stats: dict = {}
-        self._stop = {t for t in (self.tokenizer.eos_id,
-                                  self.tokenizer.token_to_id("<|im_end|>"),
-                                  self.tokenizer.token_to_id("<|endoftext|>"))
+        # the ends of a turn the chat templates write (as the CLI's)
+        self._stop = {t for t in [self.tokenizer.eos_id] +
+                      [self.tokenizer.token_to_id(s) for s in (
+                          "<|im_end|>", "<|endoftext|>", "<end_of_turn>", "<|end|>", "<|eot_id|>")]
                       if t is not None and t >= 0}
 
     # -- the model --
@@ -206,6 +207,9 @@ class LLM:
         if isinstance(prompt, str):
             text = self.format_chat(prompt) if chat else prompt
             ids = self.tokenize(text)
+            tok = self.tokenizer
+            if tok.wants_bos and ids[:1] != [tok.bos_id]:  # the BOS the vocabulary asks for
+                ids = [tok.bos_id] + ids
         else:
             ids = [int(t) for t in prompt]
         if not ids:

@@ -305,3 +305,32 @@ def test_q4_k_with_q6_k_embedding_is_summation_order(tmp_path):
     for s in seqs:
         ours.reset()
         assert_close(ours.eval(s, logits_all=True), want[tuple(s)], s)
+
+
+@pytest.mark.parametrize("arch,flavour", [("llama", "llama"), ("gemma", "gemma"), ("phi3", "phi3")])
+def test_cli_run_chat(spm_dir, arch, flavour):
+    """`peregrine run --chat` on an spm file: the file's template (the CLI
+    knows the Gemma, Phi-3 and Llama 2 forms) and the BOS the vocabulary
+    asks for give the ids llama.cpp's tokenizer makes of llama-cpp-python's
+    rendering, and the same text as generate(chat=True)."""
+    import subprocess
+    from test_llm_archs import find_cli
+    cli = find_cli()
+    if cli is None:
+        pytest.skip("the peregrine CLI is not on PATH (set PEREGRINE_CLI)")
+    path = spm_file(spm_dir, arch, flavour)
+    ours, ref = load_ours(path), load_ref(path)
+    prompt = " Name a fruit. "
+    want_ids = ref.tokenize(_ref_chat(ref, [{"role": "user", "content": prompt}]).encode(),
+                            add_bos=True, special=True)
+    if want_ids[:2] == [ref.token_bos()] * 2:   # a template that writes bos_token itself
+        want_ids = want_ids[1:]
+    got = list(ours.generate_ids(prompt, max_new_tokens=6, temperature=0.0, chat=True,
+                                 stop_at_eos=False))
+    want = list(ours.generate_ids(want_ids, max_new_tokens=6, temperature=0.0, stop_at_eos=False))
+    assert got == want
+    r = subprocess.run([cli, "run", "-m", str(path), "-p", prompt, "-n", "6", "-t", "1", "--chat",
+                        "--ignore-eos"], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    pieces = b"".join(ours.tokenizer.token_to_piece(t) for t in want)
+    assert r.stdout == pieces + b"\n"   # the CLI ends with a newline

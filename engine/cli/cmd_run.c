@@ -15,8 +15,10 @@
  * a bad command line, 1 for a runtime failure (cmd_run.h).  The order:
  * the options as they come, then -m / -p present and the prompt not empty
  * (all status 2, nothing opened); then the model file (readable, GGUF, -c
- * within its trained context, a ChatML template for --chat) before the
- * model loads; then the prompt's tokens against the context after. */
+ * within its trained context, a chat template it knows for --chat) before
+ * the model loads; then the prompt's tokens against the context after.
+ * The prompt starts with BOS when the vocabulary asks for one
+ * (pg_tokenizer_wants_bos) and its text does not begin with it already. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -85,7 +87,8 @@ static void run_usage(FILE *f)
             "  -c CTX               context (KV-cache positions), %d..the model's trained\n"
             "                       context (default min(2048, trained)); the prompt must\n"
             "                       have fewer tokens than CTX\n"
-            "  --chat               wrap the prompt as a user turn of the file's ChatML template\n"
+            "  --chat               wrap the prompt as a user turn of the file's chat template\n"
+            "                       (ChatML, Gemma, Phi-3 or Llama 2 [INST])\n"
             "  --temp T             temperature, 0 <= T <= %d, 0 = greedy (default 0)\n"
             "  --top-k K            keep the K likeliest tokens, 0..%d, 0 = off (default 40)\n"
             "  --top-p P            nucleus mass, 0 < P <= 1, 1 = off (default 0.95)\n"
@@ -96,7 +99,7 @@ static void run_usage(FILE *f)
             "  -h, --help           this help (stdout, exit status 0)\n"
             "Numbers are decimal, whole (no trailing text); temperatures and the like finite.\n"
             "Exit status: 0 success; 1 runtime failure (the model file missing, unreadable,\n"
-            "not GGUF or unsupported, no ChatML template for --chat, a prompt that does not\n"
+            "not GGUF or unsupported, no known chat template for --chat, a prompt that does not\n"
             "fit the context, an engine error); 2 usage error (unknown option, missing or\n"
             "malformed value, value out of range, -m or -p missing, empty prompt).  Each error\n"
             "is one line on stderr starting with \"peregrine run: \"; nothing is generated.\n",
@@ -250,8 +253,26 @@ static void default_system(const char *tpl, size_t len, char *out, size_t cap)
     out[o] = 0;
 }
 
-/* prompt -> ChatML text (malloc'd) with the file's template; NULL and
- * *why set if the template is missing or not ChatML, or memory ran out. */
+/* A copy of s without its leading and trailing white space (Jinja's trim
+ * and Python's strip, which the Gemma and Llama 2 templates apply). */
+static void trimmed(const char *s, const char **b, size_t *n)
+{
+    const char *e = s + strlen(s);
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    while (e > s && isspace((unsigned char)e[-1]))
+        e--;
+    *b = s;
+    *n = (size_t)(e - s);
+}
+
+/* prompt -> the text of one user turn (malloc'd) in the file's template:
+ * ChatML (with its default system turn), or one of the forms SentencePiece
+ * files ship, recognised by their markers as llama.cpp's built-in templates
+ * are - Gemma (<start_of_turn>), Phi-3 (<|user|> ... <|end|>), Llama 2
+ * ([INST]); their bos_token is left to the BOS the vocabulary asks for.
+ * NULL and *why set if the template is missing or none of these, or memory
+ * ran out. */
 static char *chat_prompt(const pg_gguf *g, const char *prompt, const char **why)
 {
     int64_t i = pg_gguf_find_key(g, "tokenizer.chat_template");
@@ -268,15 +289,34 @@ static char *chat_prompt(const pg_gguf *g, const char *prompt, const char **why)
         return NULL;
     memcpy(t, tpl, len);
     t[len] = 0;
-    *why = "has a chat template that is not ChatML (no <|im_start|>)";
+    *why = "has a chat template that is not ChatML, Gemma, Phi-3 or Llama 2";
+    const char *b;
+    size_t bn, n = strlen(prompt) + 64;
+    trimmed(prompt, &b, &bn);
     if (strstr(t, "<|im_start|>")) {
         default_system(t, len, sys, sizeof(sys));
-        size_t n = strlen(sys) + strlen(prompt) + 64;
+        n += strlen(sys);
         out = malloc(n);
         *why = "out of memory";
         if (out)
             snprintf(out, n, "%s<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n", sys,
                      prompt);
+    } else if (strstr(t, "<start_of_turn>")) {
+        out = malloc(n);
+        *why = "out of memory";
+        if (out)
+            snprintf(out, n, "<start_of_turn>user\n%.*s<end_of_turn>\n<start_of_turn>model\n",
+                     (int)bn, b);
+    } else if (strstr(t, "<|user|>") && strstr(t, "<|end|>")) {
+        out = malloc(n);
+        *why = "out of memory";
+        if (out)
+            snprintf(out, n, "<|user|>\n%s<|end|>\n<|assistant|>\n", prompt);
+    } else if (strstr(t, "[INST]")) {
+        out = malloc(n);
+        *why = "out of memory";
+        if (out)
+            snprintf(out, n, "[INST] %.*s [/INST]", (int)bn, b);
     }
     free(t);
     return out;
@@ -423,6 +463,8 @@ int cmd_run(int argc, char **argv)
     }
     double t_load = now_s() - t0;
     const pg_tokenizer *tok = pg_llm_tokenizer(m);
+    int32_t bos = pg_tokenizer_bos(tok);
+    int add_bos = pg_tokenizer_wants_bos(tok);
     size_t n_ids = 0, cap = strlen(in) + 8;
     for (int attempt = 0;; attempt++) {   /* invalid bytes can take more than one id each */
         free(ids);
@@ -431,12 +473,17 @@ int cmd_run(int argc, char **argv)
             pg_cli_error(PG_CLI_RUNTIME, WHO, "out of memory for %zu prompt tokens", cap);
             goto out;
         }
-        pg_status st = pg_tokenize(tok, in, strlen(in), 0, 1, ids, cap, &n_ids);
-        if (st == PG_OK)
+        pg_status st = pg_tokenize(tok, in, strlen(in), 0, 1, ids + 1, cap - 1, &n_ids);
+        if (st == PG_OK) {
+            if (add_bos && (n_ids == 0 || ids[1] != bos))
+                ids[0] = bos, n_ids++;   /* the BOS the vocabulary asks for */
+            else
+                memmove(ids, ids + 1, n_ids * sizeof *ids);
             break;
-        if (st != PG_ERR_SHAPE || attempt > 0 || n_ids <= cap)
+        }
+        if (st != PG_ERR_SHAPE || attempt > 0 || n_ids < cap)
             goto fail;
-        cap = n_ids;
+        cap = n_ids + 1;
     }
     pg_llm_info info;
     pg_llm_get_info(m, &info);
@@ -467,8 +514,12 @@ int cmd_run(int argc, char **argv)
         goto fail;
     for (size_t i = 0; i < n_ids; i++)
         pg_sampler_accept(s, ids[i]);
-    int32_t im_end = pg_tokenizer_find(tok, "<|im_end|>");
-    int32_t eot = pg_tokenizer_find(tok, "<|endoftext|>");
+    /* the ends of a turn the templates write, as llama.cpp's end-of-generation texts */
+    static const char *const stops[] = { "<|im_end|>", "<|endoftext|>", "<end_of_turn>", "<|end|>",
+                                         "<|eot_id|>" };
+    int32_t stop_ids[sizeof stops / sizeof *stops];
+    for (size_t k = 0; k < sizeof stops / sizeof *stops; k++)
+        stop_ids[k] = pg_tokenizer_find(tok, stops[k]);
 
     double t1 = now_s();
     if (pg_llm_eval(m, ids, n_ids, NULL, 0) != PG_OK)
@@ -486,7 +537,10 @@ int cmd_run(int argc, char **argv)
         pg_status st = last ? pg_sample(s, pg_llm_logits(m), &t) : pg_llm_decode_next(m, s, &t);
         if (st != PG_OK)
             goto fail;
-        if (!a.ignore_eos && (t == info.eos || t == im_end || t == eot)) {
+        int stop = t == info.eos;
+        for (size_t k = 0; k < sizeof stops / sizeof *stops; k++)
+            stop |= t == stop_ids[k];
+        if (!a.ignore_eos && stop) {
             produced++;
             break;
         }
