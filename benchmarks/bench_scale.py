@@ -18,6 +18,10 @@ What each side does - everything but the forward pass is the same code
     rows run the same chunks one after another in this process.
   * Peregrine: the forward is the compiled fp32 graph (level 3) loaded from
     the saved folder (one file, weights memory-mapped), 1 engine thread.
+  * Peregrine bf16 (extra rows, --no-bf16 leaves them out): the same with
+    the folder compiled with precision="bf16" (the products on AMX /
+    AVX512-BF16): other numerics than ORT's fp32, so not what the targets
+    are measured on; its cosine to the fp32 embeddings is printed.
   * ORT: the forward is an InferenceSession (ORT_ENABLE_ALL, the default) on a
     torch export of the same MiniLM weights (benchmarks/bench_minilm.py
     export_onnx, as the tests export it), intra_op_num_threads 1.
@@ -53,8 +57,10 @@ def main() -> None:
     ap.add_argument("--buckets", default=None, help="padded lengths (default: the package's, "
                     "peregrine_nb.models.minilm.DEFAULT_BUCKETS)")
     ap.add_argument("--onnx", default=None)
+    ap.add_argument("--no-bf16", action="store_true", help="leave out the extra 'peregrine bf16' rows")
     args = ap.parse_args()
 
+    import numpy as np
     import peregrine_nb as pg
     import peregrine_nb.dask as pgd
     from distributed import Client
@@ -65,23 +71,26 @@ def main() -> None:
     if not os.path.exists(onnx_path):
         from bench_minilm import export_onnx
         export_onnx(onnx_path)
-    folder = pgd.prepare_minilm(3, buckets, args.batch)
     corpus = pgd.sample_corpus(args.n, seed=3)
+    kw = dict(buckets=buckets, batch_size=args.batch, chunk_size=args.chunk, progress=False, verbose=False)
+    # engine -> embed() arguments (the same folder for both fp32 rows: ORT
+    # takes only its tokenizer, buckets and pooling)
+    fp32 = pgd.prepare_minilm(3, buckets, args.batch)
+    engines = {"peregrine": dict(model=fp32), "onnxruntime": dict(model=fp32, onnx_path=onnx_path)}
+    if not args.no_bf16:
+        engines["peregrine bf16"] = dict(model=pgd.prepare_minilm(3, buckets, args.batch, precision="bf16"))
     cluster = pgd.local_cluster(2, threads=1, dashboard_address=":0")
     client = Client(cluster)
     info = pg.cpu_info()
     print(f"CPU: {info.brand or info.arch}, {os.cpu_count()} CPUs, level {info.level}; "
           f"load average {os.getloadavg()[0]:.1f}")
-    print(f"corpus: {len(corpus)} generated sentences, chunks of {args.chunk}, batch {args.batch}, "
-          f"buckets {buckets}\n")
-    kw = dict(model=folder, buckets=buckets, batch_size=args.batch, chunk_size=args.chunk, progress=False,
-              verbose=False)
-    engines = {"peregrine": None, "onnxruntime": onnx_path}
+    print(f"corpus: {len(corpus)} generated sentences, chunks of about {args.chunk} (equal cost), "
+          f"batch {args.batch}, buckets {buckets}\n")
     modes = {"1 process": False, "2 workers x 1 thread": client}
     # warm: every engine loaded in this process and on every worker
-    for onnx in engines.values():
+    for e in engines.values():
         for c in modes.values():
-            pgd.embed(corpus[:64], client=c, onnx_path=onnx, **kw)
+            pgd.embed(corpus[:64], client=c, **e, **kw)
     rates = {(e, m): [] for e in engines for m in modes}
     overhead = {e: [] for e in engines}
     idle = {e: [] for e in engines}
@@ -92,7 +101,7 @@ def main() -> None:
         if r % 2:
             order.reverse()
         for e, m in order:
-            pgd.embed(corpus, client=modes[m], onnx_path=engines[e], **kw)
+            pgd.embed(corpus, client=modes[m], **engines[e], **kw)
             rep = pgd.last_report
             rates[(e, m)].append(rep.per_second)
             waste = rep.padding_waste
@@ -102,14 +111,15 @@ def main() -> None:
             else:
                 forward[e].append(rep.forward_seconds)
     med = {k: statistics.median(v) for k, v in rates.items()}
-    hdr = f"{'engine':<12} {'mode':<22} {'sentences/s':>12} {'x 1 process':>12} {'x ORT':>7}"
+    w = max(len(e) for e in engines)
+    hdr = f"{'engine':<{w}} {'mode':<22} {'sentences/s':>12} {'x 1 process':>12} {'x ORT':>7}"
     print(hdr)
     print("-" * len(hdr))
     for e in engines:
         for m in modes:
             x1 = med[(e, m)] / med[(e, "1 process")]
             xo = med[(e, m)] / med[("onnxruntime", m)]
-            print(f"{e:<12} {m:<22} {med[(e, m)]:>12.1f} {x1:>12.2f} {xo:>7.2f}")
+            print(f"{e:<{w}} {m:<22} {med[(e, m)]:>12.1f} {x1:>12.2f} {xo:>7.2f}")
     print(f"\nmedians of {args.rounds} interleaved rounds; padding waste {waste:.1%} of the token slots")
     for e in engines:
         print(f"Dask overhead per batch ({e}): {1e3 * statistics.median(overhead[e]):.1f} ms "
@@ -119,9 +129,14 @@ def main() -> None:
         print(f"  of which, summed over workers: {parts['start']:.0f} ms before the first task, "
               f"{parts['between']:.0f} between tasks, {parts['tail']:.0f} waiting for the last, "
               f"{parts['collect']:.0f} collecting")
-    fp, fo = statistics.median(forward["peregrine"]), statistics.median(forward["onnxruntime"])
-    print(f"forward alone (1 process, the corpus): peregrine {fp:.2f} s, onnxruntime {fo:.2f} s: "
-          f"{fo / fp:.2f}x ORT")
+    fwd = {e: statistics.median(v) for e, v in forward.items()}
+    print("forward alone (1 process, the corpus): "
+          + ", ".join(f"{e} {fwd[e]:.2f} s ({fwd['onnxruntime'] / fwd[e]:.2f}x ORT)" for e in engines))
+    if "peregrine bf16" in engines:
+        ref = pgd.embed(corpus, client=False, **engines["peregrine"], **kw).compute()
+        low = pgd.embed(corpus, client=False, **engines["peregrine bf16"], **kw).compute()
+        print(f"peregrine bf16 (products in bf16, not ORT's numerics): cosine to the fp32 embeddings "
+              f"min {float(np.min(np.sum(ref * low, axis=1))):.5f}; the targets are for the fp32 rows")
     client.close()
     cluster.close()
 

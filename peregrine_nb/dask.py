@@ -78,6 +78,7 @@ class EmbedSpec:
     level: int = 3                 # to rebuild the folder where a worker cannot see it
     normalize: bool = True
     onnx: str | None = None        # run this ONNX export on onnxruntime instead (a baseline)
+    precision: str = "fp32"        # what the folder was compiled in (to rebuild it alike)
 
 
 @dataclass(frozen=True)
@@ -110,22 +111,27 @@ def _folder_ok(folder: str) -> bool:
 
 
 def prepare_minilm(level: int = 3, buckets: Iterable[int] = DEFAULT_BUCKETS, batch_size: int = 32,
-                   model_dir: str | None = None, folder: str | None = None) -> str:
+                   model_dir: str | None = None, folder: str | None = None, precision: str = "fp32") -> str:
     """A MiniLM folder holding the bucket shapes (compiled and saved once,
-    then found again in the cache): what the workers load.  Returns it."""
+    then found again in the cache): what the workers load.  ``precision``:
+    as for :func:`peregrine_nb.compile` ("bf16": the products in bf16, on
+    AMX or AVX512-BF16 where the CPU has them).  Returns it."""
     from . import __version__
     from .cpu import cpu_info
     from .models.minilm import find_minilm_dir
     src = model_dir or find_minilm_dir()
     lengths = _buckets(buckets, 256)
     if folder is None:
-        key = json.dumps([__version__, cpu_info().level, os.path.abspath(src), level, batch_size, lengths,
-                          "rows:pow2"])   # the batch row counts it holds (minilm.batch_sizes)
-        digest = hashlib.sha1(key.encode()).hexdigest()[:12]
-        folder = os.path.join(cache_root(), f"minilm-L{level}-b{batch_size}-{digest}")
+        key = [__version__, cpu_info().level, os.path.abspath(src), level, batch_size, lengths,
+               "rows:pow2"]   # the batch row counts it holds (minilm.batch_sizes)
+        if precision != "fp32":
+            key.append(precision)
+        digest = hashlib.sha1(json.dumps(key).encode()).hexdigest()[:12]
+        tag = "" if precision == "fp32" else f"-{precision}"
+        folder = os.path.join(cache_root(), f"minilm-L{level}-b{batch_size}{tag}-{digest}")
     if _folder_ok(folder):
         return folder
-    enc = MiniLM(model_dir=src, level=level, threads=1, batch_size=batch_size)
+    enc = MiniLM(model_dir=src, level=level, threads=1, batch_size=batch_size, precision=precision)
     enc.save(folder, buckets=lengths, batch_size=batch_size)
     return folder
 
@@ -152,7 +158,7 @@ def _acquire(spec) -> Any:
     if isinstance(spec, EmbedSpec):
         folder = spec.folder
         if not _folder_ok(folder):        # not visible from this worker: build a local copy
-            folder = prepare_minilm(spec.level, spec.buckets, spec.batch_size)
+            folder = prepare_minilm(spec.level, spec.buckets, spec.batch_size, precision=spec.precision)
         enc = MiniLM(compiled_dir=folder, threads=spec.threads, batch_size=spec.batch_size)
         if spec.onnx:
             # the same tokenizer, batches and pooling around onnxruntime's forward
@@ -245,6 +251,7 @@ def embed_chunk(part, spec: EmbedSpec) -> tuple[np.ndarray, dict]:
     enc = _acquire(spec)
     try:
         emb, stats = enc.encode_bucketed(_texts(part), spec.buckets, spec.batch_size, spec.normalize)
+        stats["forward_seconds"] = enc.last_forward_seconds
     finally:
         _release(spec, enc)
     stats["seconds"] = time.perf_counter() - t0
@@ -559,6 +566,38 @@ def _timeline(stats: list[dict], workers: int, submitted: float, collected: floa
 last_report: RunReport | None = None
 
 
+def _stats_held(keys, dask_worker=None) -> dict:
+    """(client.run on each worker) The stats halves of the (result, stats)
+    pairs this worker holds among ``keys``: read from its memory in its
+    event loop, no task run."""
+    out = {}
+    for k in keys:
+        try:
+            out[k] = dask_worker.data[k][1]
+        except (KeyError, TypeError, IndexError):
+            pass
+    return out
+
+
+def _gather_stats(client, futures) -> list[dict]:
+    """The stats of every finished (result, stats) future, without moving
+    the results: one client.run to the workers reads them where they are;
+    any a worker no longer holds (lost with it, and being computed again)
+    are fetched by a small task on whichever worker ends up with it."""
+    keys = [f.key for f in futures]
+    got: dict = {}
+    try:
+        for held in client.run(_stats_held, keys).values():
+            got.update(held)
+    except Exception:            # a worker gone mid-call: the tasks below cover it
+        pass
+    missing = [f for f in futures if f.key not in got]
+    if missing:
+        for f, s in zip(missing, client.gather([client.submit(_second, f, pure=False) for f in missing])):
+            got[f.key] = s
+    return [got[k] for k in keys]
+
+
 def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbose: bool, what: str,
          pin: bool = True):
     """Runs fn(part, spec) for every part; returns [(result, stats)] as
@@ -589,15 +628,9 @@ def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbo
         rep.warm_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
         submitted = time.time()
-        # per chunk one task, and two small ones splitting its (result,
-        # stats) pair on the worker that holds it: the stats come back as
-        # each chunk ends and the results stay where they are, with no
-        # second round of tasks after the run
+        # one task per chunk, its (result, stats) pair left on its worker
         tasks = [dask.delayed(fn, pure=True)(p, spec) for p in parts]
-        results = [dask.delayed(_first, pure=True)(t) for t in tasks]
-        futures = client.compute([dask.delayed(_second, pure=True)(t) for t in tasks] + results,
-                                 retries=retries)
-        futures, results = futures[:len(tasks)], futures[len(tasks):]
+        futures = client.compute(tasks, retries=retries)
         if progress and _in_notebook():
             from distributed import progress as dprogress
             from IPython.display import display
@@ -607,23 +640,24 @@ def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbo
             wait(futures)
         elif progress:
             bar = TextBar(len(futures), what)
+            sizes = {f.key: len(p) if hasattr(p, "__len__") else 0 for f, p in zip(futures, parts)}
             for f in as_completed(futures):
                 if f.status == "error":
                     f.result()            # raises the task's error
-                bar.update(f.result().get("sentences", 0))     # the stats: small
+                bar.update(sizes.get(f.key, 0))
             wait(futures)
         else:
             wait(futures)
         for f in futures:
             if f.status != "finished":
                 f.result()
-        stats = client.gather(futures)
+        stats = _gather_stats(client, futures)
         rep.seconds = time.perf_counter() - t0
         collected = time.time()
         # the results stay on the workers; the collection built from these
         # keeps the futures (and so their lineage: a result lost with its
         # worker later is computed again)
-        values = [dask.delayed(f) for f in results]
+        values = [dask.delayed(_first, pure=True)(f) for f in futures]
         rep.workers = len(client.scheduler_info().get("workers", {})) or 1
         rep.idle = _timeline(stats, rep.workers, submitted, collected)
     if not rep.seconds:
@@ -644,15 +678,16 @@ def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbo
     return values, stats, rep
 
 
-def _model_folder(model, level: int, buckets, batch_size: int) -> str:
+def _model_folder(model, level: int, buckets, batch_size: int, precision: str = "fp32") -> str:
     if model is None or model == "minilm":
-        return prepare_minilm(level, buckets, batch_size)
+        return prepare_minilm(level, buckets, batch_size, precision=precision)
     if isinstance(model, MiniLM):
         if model.compiled_dir is not None:
             want = set(model.bucket_shapes(buckets, batch_size))
             if want <= set(model.saved_shapes):
                 return model.compiled_dir
-        return prepare_minilm(model.level, buckets, batch_size, model_dir=model._weights_dir)
+        return prepare_minilm(model.level, buckets, batch_size, model_dir=model._weights_dir,
+                              precision=model.precision)
     folder = os.fspath(model)
     if not os.path.isfile(os.path.join(folder, MANIFEST)):
         raise FileNotFoundError(f"{folder}: not a saved MiniLM folder (MiniLM.save(folder) writes one)")
@@ -683,7 +718,7 @@ def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
           buckets: Sequence[int] = DEFAULT_BUCKETS, chunk_size: int = 512, threads: int = 1,
           retries: int = 3, level: int = 3, normalize: bool = True, progress: bool = True,
           verbose: bool = True, onnx_path: str | None = None, sort_by_length: bool = True,
-          pin: bool = True):
+          pin: bool = True, precision: str = "fp32"):
     """Sentence embeddings of ``texts`` (a list, a Dask bag, or a dataframe
     column: a Dask or pandas Series), one row per text in input order.
 
@@ -704,12 +739,16 @@ def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
     average, their number a multiple of the workers'), so each chunk pads
     little and the workers finish together; the rows come back in input
     order either way.  ``pin``: give each worker of a machine its own cores
-    (pin_workers; pass False on machines shared with other work)."""
+    (pin_workers; pass False on machines shared with other work).
+    ``precision``: with model None / "minilm", the precision the cached
+    folder is compiled in ("fp32", "bf16", "int8-dynamic"; a given MiniLM or
+    folder runs in its own)."""
     import dask.array as da
-    folder = _model_folder(model, level, buckets, batch_size)
+    folder = _model_folder(model, level, buckets, batch_size, precision)
     spec = EmbedSpec(folder=os.path.abspath(folder), threads=int(threads),
                      buckets=tuple(int(b) for b in buckets), batch_size=int(batch_size), level=level,
-                     normalize=normalize, onnx=os.path.abspath(onnx_path) if onnx_path else None)
+                     normalize=normalize, onnx=os.path.abspath(onnx_path) if onnx_path else None,
+                     precision=str(read_manifest(folder).get("precision", "fp32")))
     chunk = max(1, int(chunk_size))
     kind, parts = _chunks(texts, chunk)
     c = _client(client)

@@ -157,6 +157,21 @@ def test_the_run_timeline(client, folder, corpus):
     assert total == pytest.approx(rep.seconds * rep.workers, rel=0.25, abs=0.2)
 
 
+def test_a_bf16_folder(corpus, reference):
+    """precision="bf16": a folder of its own (the cache key says so), its
+    manifest and models in bf16 (fp32 where the CPU has no bf16 products),
+    embeddings within bf16's rounding of the fp32 ones."""
+    f16 = pgd.prepare_minilm(3, (16,), 2, precision="bf16")
+    assert "bf16" in os.path.basename(f16) and f16 != pgd.prepare_minilm(3, (16,), 2)
+    enc = pg.models.minilm(compiled_dir=f16)
+    assert enc.precision == "bf16"
+    got = pgd.embed(corpus[:12], model=f16, client=False, buckets=(16,), batch_size=2, progress=False,
+                    verbose=False).compute()
+    assert np.min(np.sum(got * reference[:12], axis=1)) > 0.999
+    if "avx512bf16" in pg.cpu_info().active_flags:
+        assert enc.compiled(2, 16).precision == "bf16"
+
+
 def test_bag_in_order(client, folder, corpus, reference):
     bag = db.from_sequence(corpus, npartitions=7)
     out = pgd.embed(bag, model=folder, progress=False, verbose=False, **KW)

@@ -237,6 +237,9 @@ class MiniLM:
         if self.compiled_dir is not None:
             manifest = read_manifest(self.compiled_dir)
             level = int(manifest["level"])
+            # the precision its shapes were compiled in (a shape it lacks is
+            # compiled the same way)
+            self.precision = precision = str(manifest.get("precision", precision))
             max_seq_length = max_seq_length or int(manifest["max_seq_length"])
             self._saved = {(int(b), int(q)): int(i) for b, q, i in manifest["shapes"]}
             # the weights, only if a shape the folder lacks is asked for
@@ -271,6 +274,7 @@ class MiniLM:
         elif self.compiled_dir is None:
             self._weights = load_weights(self.model_dir)
         self._compiled: dict[tuple[int, int], CompiledModel] = {}
+        self.last_forward_seconds = 0.0     # inside forward() in the last encode_bucketed
 
     @property
     def weights(self) -> dict[str, np.ndarray] | None:
@@ -356,6 +360,7 @@ class MiniLM:
             from .. import __version__
             manifest = {"format": MANIFEST_FORMAT, "engine_version": __version__, "level": self.level,
                         "max_seq_length": self.max_seq_length, "batch_size": self.batch_size,
+                        "precision": self.precision,
                         "shapes": [[b, q, i] for i, (b, q) in enumerate(shapes)],
                         "source_dir": self._weights_dir}
             with open(os.path.join(tmp, MANIFEST), "w") as f:
@@ -380,16 +385,17 @@ class MiniLM:
         empty rows.  Only len(buckets) x len(batch_sizes) shapes are ever
         needed.  Returns (embeddings, stats): sentences, tokens (real), slots
         (rows x padded length of every batch run), batches, padded_rows
-        (always 0 now; kept for the report), forward_seconds (the time
-        inside forward(), the rest being tokenizing, batch building and
-        pooling), and the sentences per padded length."""
+        (always 0 now; kept for the report), and the sentences per padded
+        length.  ``last_forward_seconds`` is then the time it spent inside
+        forward() (the rest: tokenizing, batch building, pooling)."""
         items = list(sentences)
         B = int(batch_size or self.batch_size)
         lengths_of = _buckets(buckets, self.max_seq_length)
         H = int(self.config["hidden_size"])
         out = np.empty((len(items), H), np.float32)
         stats = {"sentences": len(items), "tokens": 0, "slots": 0, "batches": 0, "padded_rows": 0,
-                 "forward_seconds": 0.0, "buckets": {}}
+                 "buckets": {}}
+        self.last_forward_seconds = 0.0
         if not items:
             return out, stats
         if self._unpadded is None:
@@ -413,7 +419,7 @@ class MiniLM:
                     mask[r, :len(e)] = 1
                 t0 = time.perf_counter()
                 hidden = self.forward(ids, mask)
-                stats["forward_seconds"] += time.perf_counter() - t0
+                self.last_forward_seconds += time.perf_counter() - t0
                 out[part] = mean_pool_normalise(hidden, mask, normalize)
                 stats["slots"] += len(part) * L
                 stats["batches"] += 1
