@@ -16,7 +16,9 @@
  * the reference through the same driver on edge shapes (M, N, K over 0..33,
  * odd K, N off the panel width, col0 > 0) and MiniLM's shapes, 1 and 2
  * threads.  Quantiser: random rows of every edge length, all-zero rows,
- * one-signed rows, huge and tiny values, exact ties. */
+ * one-signed rows, huge and tiny values, exact ties; the per-tensor
+ * quantiser (quantize_u8_span) likewise, saturating and at ties; the
+ * range (minmax_keys) with -0, denormals, NaNs and infinities. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -276,6 +278,91 @@ static int check_quant(void)
     return 1;
 }
 
+/* ---- the per-tensor quantiser (quantize_u8_span) -------------------------
+ * Bit exact on rows of every edge length at scales that put x / scale up
+ * to the whole u8 range and past it (saturation at 0 and 255), zero points
+ * 0..255, exact ties (x / scale = m + 0.5: the even neighbour). */
+static int check_span(void)
+{
+    declare_func(quant_u8_span);
+    const pg_kernel_family *op = &pg_kernels_quantize_u8_span;
+    float *x = checkasm_alloc_f32(1100);
+    uint8_t *yr = checkasm_alloc(1100), *yn = checkasm_alloc(1100);
+    for (int v = 0; v < op->count; v++) {
+        if (!checkasm_check_variant(op, v))
+            continue;
+        checkasm_set_funcs(op, v);
+        for (int i = 0; i < checkasm_n_sizes; i++)
+            for (int kind = 0; kind < 4; kind++) {
+                size_t n = checkasm_sizes[i] > 1100 ? 1100 : checkasm_sizes[i];
+                float scale = kind == 3 ? 0.25f : checkasm_randf(1e-3f, 0.1f);
+                int32_t zero = (int32_t)(checkasm_rand() % 256);
+                for (size_t j = 0; j < n; j++) {
+                    if (kind == 3)   /* ties: (m + 0.5) / 4 at scale 1/4 */
+                        x[j] = ((float)((int)(checkasm_rand() % 600) - 300) + 0.5f) * 0.25f;
+                    else
+                        x[j] = checkasm_randf(-300, 300) * scale * (kind == 0 ? 0.5f : 1.0f);
+                }
+                memset(yr, 0, 1100);
+                memset(yn, 0, 1100);
+                call_ref(n, x, scale, zero, yr);
+                call_new(n, x, scale, zero, yn);
+                if (memcmp(yr, yn, 1100) || !checkasm_guards_ok(yn, "y")) {
+                    size_t at = 0;
+                    while (at < n && yr[at] == yn[at])
+                        at++;
+                    checkasm_fail("n=%zu kind=%d scale %g zero %d: element %zu (%g) gives %u, want %u",
+                                  n, kind, (double)scale, zero, at, at < n ? (double)x[at] : 0.0,
+                                  at < n ? yn[at] : 0, at < n ? yr[at] : 0);
+                }
+            }
+        size_t n = 1024;
+        checkasm_fill_f32(x, n, -3, 3);
+        checkasm_bench_label("n=%zu", n);
+        checkasm_bench_work(0, 4.0 * n);
+        bench_new(n, x, 3.0f / 127.0f, 128, yn);
+    }
+    return 1;
+}
+
+/* ---- a tensor's range (minmax_keys) ---------------------------------------
+ * The same three words on rows of every edge length: random values of both
+ * signs, one-signed rows, -0 and denormals, and NaNs / infinities of either
+ * sign at a random place (the flag, and their keys at the ends). */
+static int check_minmax(void)
+{
+    declare_func(minmax_keys);
+    const pg_kernel_family *op = &pg_kernels_minmax_keys;
+    float *x = checkasm_alloc_f32(1100);
+    static const uint32_t special[] = { 0x80000000u, 0x00000001u, 0x80000001u, 0x7f800000u,
+                                        0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f7fffffu };
+    for (int v = 0; v < op->count; v++) {
+        if (!checkasm_check_variant(op, v))
+            continue;
+        checkasm_set_funcs(op, v);
+        for (int i = 0; i < checkasm_n_sizes; i++)
+            for (int kind = 0; kind < 4; kind++) {
+                size_t n = checkasm_sizes[i] > 1100 ? 1100 : checkasm_sizes[i];
+                checkasm_fill_f32(x, n, kind == 1 ? 0.5f : -4, kind == 2 ? -0.5f : 4);
+                if (kind == 3 && n) {
+                    uint32_t u = special[checkasm_rand() % PG_COUNTOF(special)];
+                    memcpy(&x[checkasm_rand() % n], &u, 4);
+                }
+                int32_t orf[3] = { 7, 7, 7 }, onw[3] = { 9, 9, 9 };
+                call_ref(n, x, orf);
+                call_new(n, x, onw);
+                if (memcmp(orf, onw, sizeof orf))
+                    checkasm_fail("n=%zu kind=%d: %d %d %d, want %d %d %d", n, kind, onw[0], onw[1],
+                                  onw[2], orf[0], orf[1], orf[2]);
+            }
+        int32_t o[3];
+        checkasm_fill_f32(x, 1024, -3, 3);
+        checkasm_bench_label("n=%d", 1024);
+        checkasm_bench_work(0, 4.0 * 1024);
+        bench_new(1024, x, o);
+    }
+    return 1;
+}
 
 void checkasm_check_gemm_u8s8(void)
 {
@@ -325,5 +412,7 @@ void checkasm_check_gemm_u8s8(void)
         }
     }
     check_quant();
+    check_span();
+    check_minmax();
     checkasm_report("gemm_u8s8");
 }

@@ -181,23 +181,17 @@ static void dyn_params(float lo, float hi, float *scale, int32_t *zp)
     *zp = (int32_t)nearbyintf(z);
 }
 
-/* min(0, min x) and max(0, max x) as an integer reduction the compiler
- * vectorises: a float's bits with the low 31 flipped when it is negative
- * order as int32 the way the floats do.  *bad: some x is NaN or infinite. */
+/* min(0, min x) and max(0, max x) as integer keys: a float's bits with the
+ * low 31 flipped when it is negative order as int32 the way the floats do.
+ * *bad: some x is NaN or infinite.  On the minmax_keys family's best
+ * variant for the mask (gemm_u8s8.h; every variant: the same words). */
 static void minmax_keys(const float *x, int64_t n, int32_t *mn_, int32_t *mx_, int32_t *bad_)
 {
-    int32_t mn = 0, mx = 0, bad = 0;   /* the range always includes 0 (key 0) */
-    for (int64_t i = 0; i < n; i++) {
-        int32_t u;
-        memcpy(&u, &x[i], sizeof u);
-        bad |= (u & 0x7f800000) == 0x7f800000;
-        int32_t kk = u ^ ((u >> 31) & 0x7fffffff);
-        mn = kk < mn ? kk : mn;
-        mx = kk > mx ? kk : mx;
-    }
-    *mn_ = mn;
-    *mx_ = mx;
-    *bad_ = bad;
+    int32_t o[3];
+    pg_kernel_select(&pg_kernels_minmax_keys)->fn.minmax_keys(n > 0 ? (size_t)n : 0, x, o);
+    *mn_ = o[0];
+    *mx_ = o[1];
+    *bad_ = o[2];
 }
 
 static float unkey(int32_t k)
@@ -230,11 +224,14 @@ static void quantize_exact(const float *x, size_t len, float s, int32_t zp, uint
  * lies within 2^-12 of a half-integer; a block of 64 where one does is
  * redone by division (about 3% of blocks), so the result is x / s's. */
 #define QBLK 64
-static void quantize_span(const float *x, size_t len, float s, int32_t zp, int finite, uint8_t *y)
+static void quantize_span(const pg_variant *span, const float *x, size_t len, float s, int32_t zp,
+                          int finite, uint8_t *y)
 {
     const float magic = 12582912.0f, inv = 1.0f / s;
     const int32_t near = 0x3effe000;   /* the bits of 0.5 - 2^-12 */
-    if (finite) {
+    if (finite && span) {   /* the bound quantize_u8_span kernel: x / s, the same bytes */
+        span->fn.quant_u8_span(len, x, s, zp, y);
+    } else if (finite) {
         for (size_t b = 0; b < len; b += QBLK) {
             size_t e = len - b < QBLK ? len - b : QBLK;
             int32_t risky = 0;
@@ -273,6 +270,7 @@ typedef struct dynq_ctx {
     int32_t zp;
     int finite;
     uint8_t *y;
+    const pg_variant *span;   /* quantize_u8_span (QuantMatMul's kern[2]), or NULL: C */
 } dynq_ctx;
 
 static void dynq_minmax(void *vc, int64_t b, int64_t e)
@@ -289,7 +287,7 @@ static void dynq_rows(void *vc, int64_t b, int64_t e)
     const dynq_ctx *c = vc;
     for (int64_t r = b; r < e; r++) {
         uint8_t *yr = c->y + (size_t)r * c->ld;
-        quantize_span(c->x + (size_t)r * c->len, c->len, c->s, c->zp, c->finite, yr);
+        quantize_span(c->span, c->x + (size_t)r * c->len, c->len, c->s, c->zp, c->finite, yr);
         for (size_t i = c->len; i < c->ld; i++)
             yr[i] = 0;
     }
@@ -319,6 +317,9 @@ static void dyn_quantize(const pg_kctx *k, const float *x, size_t rows, size_t l
     }
     dyn_params(unkey(mn), unkey(mx), &c.s, &c.zp);
     c.finite = !bad;
+    /* QuantMatMul binds the kernel (kern[2]); DynamicQuantizeLinear has no
+     * binding and takes the mask's best now (every variant: the same bytes) */
+    c.span = k->bind->kern[2] ? k->bind->kern[2] : pg_kernel_select(&pg_kernels_quantize_u8_span);
     c.len = len;
     c.ld = ld;
     c.y = y;
@@ -328,7 +329,7 @@ static void dyn_quantize(const pg_kctx *k, const float *x, size_t rows, size_t l
         c.len = c.ld = 4096;
         size_t full = len / 4096, tail = len % 4096;
         pg_exec_parallel(k, (int64_t)full, 4096, 1, dynq_rows, &c);
-        quantize_span(x + full * 4096, tail, c.s, c.zp, c.finite, y + full * 4096);
+        quantize_span(c.span, x + full * 4096, tail, c.s, c.zp, c.finite, y + full * 4096);
     } else {
         pg_exec_parallel(k, (int64_t)rows, (int64_t)len, 1, dynq_rows, &c);
     }
@@ -635,6 +636,7 @@ pg_status pg_bind_quant_matmul(const pg_node *n, const pg_tensor *const *in, con
     b->kern[0] = pg_kernel_select(&pg_kernels_gemm_u8s8);
     if (!b->kern[0])
         return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': the CPU mask allows no gemm_u8s8 kernel", n->name);
+    b->kern[2] = pg_kernel_select(&pg_kernels_quantize_u8_span);   /* fp32 A's second pass */
     if (!strcmp(pg_ir_attr_string(n, "activation", "none"), "gelu")) {
         const pg_kernel_family *f = pg_kernel_family_by_name("gelu_erf");
         b->kern[1] = f ? pg_kernel_select(f) : NULL;

@@ -92,7 +92,12 @@ typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
            const uint16_t *a, size_t lda, const uint16_t *b, float *c, size_t ldc,             \
            const pg_sgemm_epilogue *ep)                                                        \
     /* n floats -> bf16, round to nearest even (gemm_bf16/gemm_bf16.h) */                      \
-    ENTRY_(cvt_bf16, pg_cvt_f32_bf16_fn, void, size_t n, const float *x, uint16_t *y)
+    ENTRY_(cvt_bf16, pg_cvt_f32_bf16_fn, void, size_t n, const float *x, uint16_t *y)          \
+    /* quantize_u8_span: y = sat_u8(rint(x / scale) + zero) (gemm_u8s8.h) */                   \
+    ENTRY_(quant_u8_span, pg_quant_u8_span_fn, void, size_t n, const float *x, float scale,    \
+           int32_t zero, uint8_t *y)                                                           \
+    /* minmax_keys: a tensor's range as int32 keys + a non-finite flag (gemm_u8s8.h) */        \
+    ENTRY_(minmax_keys, pg_minmax_keys_fn, void, size_t n, const float *x, int32_t *out)
 
 #define PG_KERNEL_FN_TYPEDEFS_(member, name, ret, ...)                                         \
     typedef ret (*name)(__VA_ARGS__);                                                          \

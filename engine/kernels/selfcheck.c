@@ -205,8 +205,9 @@ static int check_conv_nchwc(const pg_variant *v, const pg_variant *r)
     return close_all(want, got, FB * P * B);
 }
 
-/* The low-precision families (gemm_u8s8, quantize_u8, gemm_bf16,
- * cvt_bf16): int8 and the converters bit for bit, bf16 products close. */
+/* The low-precision families (gemm_u8s8, quantize_u8, quantize_u8_span,
+ * minmax_keys, gemm_bf16, cvt_bf16): int8, the converters and the range
+ * bit for bit, bf16 products close. */
 static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_variant *r)
 {
     enum { K = 64, NR = 32, MR = 32 };   /* K: a whole AMX step */
@@ -227,6 +228,18 @@ static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_v
         r->fn.quant_u8(67, x, yw, &sw, &zw);
         v->fn.quant_u8(67, x, yg, &sg, &zg);
         return !memcmp(yw, yg, sizeof yw) && sw == sg && zw == zg;
+    }
+    case PG_KERNEL_FN_quant_u8_span: {   /* x in [-2, 2) at scale 4/255: |x / s| < 128 */
+        uint8_t yw[67], yg[67];
+        r->fn.quant_u8_span(67, x, 4.0f / 255.0f, 128, yw);
+        v->fn.quant_u8_span(67, x, 4.0f / 255.0f, 128, yg);
+        return !memcmp(yw, yg, sizeof yw);
+    }
+    case PG_KERNEL_FN_minmax_keys: {
+        int32_t ow[3], og[3];
+        r->fn.minmax_keys(67, x, ow);
+        v->fn.minmax_keys(67, x, og);
+        return !memcmp(ow, og, sizeof ow);
     }
     case PG_KERNEL_FN_gemm_bf16: {
         const pg_bf16_params *p = v->params;
@@ -327,6 +340,8 @@ static int check_against(const pg_kernel_family *f, const pg_variant *v, const p
         return check_quantised(f, v, r);
     case PG_KERNEL_FN_cvt_bf16:
     case PG_KERNEL_FN_quant_u8:
+    case PG_KERNEL_FN_quant_u8_span:
+    case PG_KERNEL_FN_minmax_keys:
     case PG_KERNEL_FN_gemm_bf16:
     case PG_KERNEL_FN_gemm_u8s8:
         return check_lowp(f, v, r);

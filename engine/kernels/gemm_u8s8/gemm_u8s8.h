@@ -102,6 +102,20 @@ void pg_quant_u8_row_avx512(size_t n, const float *x, uint8_t *y, float *scale, 
 /* With a given inv_scale and zero point (per-tensor quantisation): plain C. */
 void pg_quant_u8_apply(size_t n, const float *x, float inv_scale, int32_t zero, uint8_t *y);
 
+/* ---- per-tensor quantisation with a given scale (table quantize_u8_span)
+ * y = clamp(rint(x / scale) + zero, 0, 255), rint round-half-even, for
+ * finite x with |x / scale| < 2^22 (DynamicQuantizeLinear's second pass,
+ * ops_quant.c, once the tensor's range is known: |x / scale| <= 256). */
+void pg_quant_u8_span_c(size_t n, const float *x, float scale, int32_t zero, uint8_t *y);
+void pg_quant_u8_span_avx512(size_t n, const float *x, float scale, int32_t zero, uint8_t *y);
+
+/* ---- a tensor's range for it (table minmax_keys) -------------------------
+ * key(x) = bits(x) ^ ((bits(x) >> 31) & 0x7fffffff) orders as int32 the way
+ * the floats do: out[0] = min(0, min key), out[1] = max(0, max key),
+ * out[2] = 1 when some x is NaN or infinite, else 0 (the first pass). */
+void pg_minmax_keys_c(size_t n, const float *x, int32_t *out);
+void pg_minmax_keys_avx512(size_t n, const float *x, int32_t *out);
+
 /* ---- packed weights ---------------------------------------------------- */
 
 typedef struct pg_u8s8_packed {
@@ -152,5 +166,7 @@ pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const
 
 extern const pg_kernel_family pg_kernels_gemm_u8s8;
 extern const pg_kernel_family pg_kernels_quantize_u8;
+extern const pg_kernel_family pg_kernels_quantize_u8_span;
+extern const pg_kernel_family pg_kernels_minmax_keys;
 
 #endif

@@ -2,6 +2,7 @@
  * loops, never tuned (the oracle checkasm and the self-check compare every
  * variant against). */
 #include <math.h>
+#include <string.h>
 
 #include "gemm_u8s8.h"
 
@@ -61,6 +62,32 @@ void pg_quant_u8_apply(size_t n, const float *x, float inv_scale, int32_t zero, 
         int32_t v = (int32_t)t + zero;
         y[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
     }
+}
+
+void pg_quant_u8_span_c(size_t n, const float *x, float scale, int32_t zero, uint8_t *y)
+{
+    const float magic = 12582912.0f;   /* 1.5 * 2^23: (v + magic) - magic = rint(v), |v| < 2^22 */
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i] / scale;
+        int32_t q = (int32_t)((v + magic) - magic) + zero;
+        y[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+    }
+}
+
+void pg_minmax_keys_c(size_t n, const float *x, int32_t *out)
+{
+    int32_t mn = 0, mx = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        int32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        bad |= (u & 0x7f800000) == 0x7f800000;
+        int32_t key = u ^ ((u >> 31) & 0x7fffffff);
+        mn = key < mn ? key : mn;
+        mx = key > mx ? key : mx;
+    }
+    out[0] = mn;
+    out[1] = mx;
+    out[2] = bad;
 }
 
 void pg_quant_u8_row_c(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero)

@@ -1,5 +1,5 @@
-/* gemm_u8s8_table.c - the variant tables of gemm_u8s8 and quantize_u8,
- * best first, C last. */
+/* gemm_u8s8_table.c - the variant tables of gemm_u8s8, quantize_u8,
+ * quantize_u8_span and minmax_keys, best first, C last. */
 #include "gemm_u8s8.h"
 
 #if defined(__x86_64__)
@@ -48,3 +48,27 @@ static const pg_variant quant_variants[] = {
 const pg_kernel_family pg_kernels_quantize_u8 = {
     "quantize_u8", "fp32 row -> u8 with its own scale and zero point (dynamic quantisation)",
     quant_variants, PG_COUNTOF(quant_variants), PG_KERNEL_FN_quant_u8 };
+
+static const pg_variant span_variants[] = {
+#if defined(__x86_64__)
+    { "quant_u8_span_avx512", "avx512", X86_AVX512,
+      .fn = { .quant_u8_span = pg_quant_u8_span_avx512 }, NULL },
+#endif
+    { "quant_u8_span_c", "c", 0, .fn = { .quant_u8_span = pg_quant_u8_span_c }, NULL },
+};
+
+const pg_kernel_family pg_kernels_quantize_u8_span = {
+    "quantize_u8_span", "fp32 -> u8 with a given scale and zero point (per-tensor quantisation)",
+    span_variants, PG_COUNTOF(span_variants), PG_KERNEL_FN_quant_u8_span };
+
+static const pg_variant minmax_variants[] = {
+#if defined(__x86_64__)
+    { "minmax_keys_avx512", "avx512", X86_AVX512,
+      .fn = { .minmax_keys = pg_minmax_keys_avx512 }, NULL },
+#endif
+    { "minmax_keys_c", "c", 0, .fn = { .minmax_keys = pg_minmax_keys_c }, NULL },
+};
+
+const pg_kernel_family pg_kernels_minmax_keys = {
+    "minmax_keys", "a float tensor's range as ordered int32 keys, and whether it is finite",
+    minmax_variants, PG_COUNTOF(minmax_variants), PG_KERNEL_FN_minmax_keys };
