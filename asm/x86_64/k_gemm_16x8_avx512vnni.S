@@ -2,7 +2,7 @@
  * weight types over a packed weight panel (kquant_panel.c): sixteen rows of
  * W (lanes) by eight rows of X (registers),
  *
- *     C[t * ldc + n] (+)= sum_b dx[t][b] scf[b][n] idot_b(n, t) - off[b][n] sx[t][b]
+ *     C[t * ldc + n] (+)= sum_b dx[t][b] (scf[b][n] idot_b(n, t) - off[b][n] bs[t][b])
  *
  * for blocks b of S elements (S = 32: q4_K, q5_K, q4_0, q8_0; S = 16:
  * q6_K).  idot_b is the exact int32 dot of the panel's unsigned quants
@@ -11,17 +11,21 @@
  * (X is read in place, q8_K or q8_0 rows at stride ldx; xoff[b] is the
  * byte offset of block b's quants in a row).  Each weight load serves the
  * eight rows of X.  The per-block scales are applied in fp32 after the
- * block: (float)idot * (scf * dx) with one FMA, then the block's offset
- * term (q4_K / q5_K minima, q6_K's -32) as a second FMA ("f" kernels), or
- * an int32 subtraction first (q4_0's -8, q8_0's +128 bias: "i" kernels,
- * the table holding the offset times the block's sum of X).
+ * block: "f" (q4_K / q5_K minima): (float)idot * scf - off * bs into a
+ * super-block sum (bs the block's sum of X's quants), times X's dx once
+ * per super-block of 256; "i" (q6_K's -32, q4_0's -8, q8_0's +128 bias):
+ * the offset times the block's sum of X (from the table) subtracted from
+ * idot in int32 first, then * scf into the super-block sum (q6_K, q8_K
+ * activations), or * (scf * dx) with X's per-block dx (q8_0
+ * activations).
  *
  * Panel block b: S / 4 zmm of quants (zmm k = elements 4k .. 4k + 3 of the
  * sixteen rows, row r at bytes 4r), then scf[16] f32, then off[16] f32
- * ("f" only).  Table block b (tab, 64 bytes): dx[8] f32, then sx[8] (f32
- * for "f", int32 for "i").
+ * ("f" only).  Table block b (tab, 64 bytes): dx[8] f32 (q8_K: the same
+ * in every block of a super-block), then bs[8] f32 ("f") or the offsets
+ * times the block's sums, int32 ("i").
  *
- * void pg_kq_ukr_16x8_<s32f|s16f|s32i>_avx512vnni(size_t nb,
+ * void pg_kq_ukr_16x8_<s32f|s16i|s32i>_avx512vnni(size_t nb,
  *         rdi
  *         const uint8_t *panel, const uint8_t *X, size_t ldx, const uint32_t *xoff,
  *         rsi                   rdx               rcx          r8
@@ -30,10 +34,12 @@
  *
  * ctl: bits 0-15 the rows of the panel to store (a k-mask), bits 16-19
  * t0: rows t < t0 of X are computed but not stored, bit 20: add to C
- * instead of storing.  nb >= 1.
+ * instead of storing.  nb >= 1, with q8_K activations a multiple of the
+ * blocks of a super-block (256 / S).
  *
  * Registers: zmm0-7 the eight fp32 sums, zmm8-15 the block's int32 dots,
- * zmm16 the panel's quants, zmm17 scf, zmm18 off, zmm19 scratch; rbx
+ * zmm16 the panel's quants, zmm17 scf, zmm18 off, zmm19 scratch, zmm20-27
+ * the super-block sums (q8_K); r12 blocks left in the super-block, rbx
  * 7 ldx, r10 3 ldx, r11 5 ldx, r15 X + xoff[b], rax scratch.
  */
 #include "pg_asm.h"
@@ -59,16 +65,23 @@
         vpdpbusd zmm15, zmm16, dword ptr [XT7 + 4*\k]{1to16}
 .endm
 
-/* fold block dots zmm(8+t) into the sums zmm(t) */
-.macro FOLD t, i, mode
+/* fold block dots zmm i (of row t of X) into the sums: mode 1 straight
+ * into zmm t with the block's dx; modes 0 / 2 into the super-block sum
+ * zmm s, which FOLDSB scales by dx once per super-block */
+.macro FOLD t, i, s, mode
 .if \mode == 1
         vpsubd  zmm\i, zmm\i, dword ptr [r9 + 32 + 4*\t]{1to16}
-.endif
         vcvtdq2ps zmm\i, zmm\i
         vmulps  zmm19, zmm17, dword ptr [r9 + 4*\t]{1to16}
         vfmadd231ps zmm\t, zmm\i, zmm19
-.if \mode == 0
-        vfnmadd231ps zmm\t, zmm18, dword ptr [r9 + 32 + 4*\t]{1to16}
+.elseif \mode == 2
+        vpsubd  zmm\i, zmm\i, dword ptr [r9 + 32 + 4*\t]{1to16}
+        vcvtdq2ps zmm\i, zmm\i
+        vfmadd231ps zmm\s, zmm\i, zmm17
+.else
+        vcvtdq2ps zmm\i, zmm\i
+        vfmadd231ps zmm\s, zmm\i, zmm17
+        vfnmadd231ps zmm\s, zmm18, dword ptr [r9 + 32 + 4*\t]{1to16}
 .endif
 .endm
 
@@ -82,7 +95,7 @@
 7:      add     rax, r12
 .endm
 
-/* mode 0: float offsets, 1: int32 offsets */
+/* mode 0: q8_K, float offsets; 1: q8_0, int32 offsets; 2: q8_K, int32 offsets */
 .macro KUKR name, S, mode
 PG_FUNC(\name)
         push    rbx
@@ -96,7 +109,13 @@ PG_FUNC(\name)
         .irp r, 0, 1, 2, 3, 4, 5, 6, 7
         vpxord  zmm\r, zmm\r, zmm\r
         .endr
-1:      mov     eax, [r8]
+.if \mode != 1
+1:      .irp r, 20, 21, 22, 23, 24, 25, 26, 27
+        vpxord  zmm\r, zmm\r, zmm\r
+        .endr
+        mov     r12d, 256 / \S
+.endif
+2:      mov     eax, [r8]
         lea     r15, [rdx + rax]
         add     r8, 4
         .irp r, 8, 9, 10, 11, 12, 13, 14, 15
@@ -115,22 +134,38 @@ PG_FUNC(\name)
 .if \mode == 0
         vmovaps zmm18, [rsi + 16*\S + 64]
 .endif
-        FOLD    0, 8, \mode
-        FOLD    1, 9, \mode
-        FOLD    2, 10, \mode
-        FOLD    3, 11, \mode
-        FOLD    4, 12, \mode
-        FOLD    5, 13, \mode
-        FOLD    6, 14, \mode
-        FOLD    7, 15, \mode
+        FOLD    0, 8, 20, \mode
+        FOLD    1, 9, 21, \mode
+        FOLD    2, 10, 22, \mode
+        FOLD    3, 11, 23, \mode
+        FOLD    4, 12, 24, \mode
+        FOLD    5, 13, 25, \mode
+        FOLD    6, 14, 26, \mode
+        FOLD    7, 15, 27, \mode
 .if \mode == 0
         add     rsi, 16*\S + 128
 .else
         add     rsi, 16*\S + 64
 .endif
         add     r9, 64
+.if \mode == 1
         dec     rdi
+        jnz     2b
+.else
+        dec     r12d
+        jnz     2b
+        /* the super-block's sums times its dx (the same in each of its blocks) */
+        vfmadd231ps zmm0, zmm20, dword ptr [r9 - 64]{1to16}
+        vfmadd231ps zmm1, zmm21, dword ptr [r9 - 60]{1to16}
+        vfmadd231ps zmm2, zmm22, dword ptr [r9 - 56]{1to16}
+        vfmadd231ps zmm3, zmm23, dword ptr [r9 - 52]{1to16}
+        vfmadd231ps zmm4, zmm24, dword ptr [r9 - 48]{1to16}
+        vfmadd231ps zmm5, zmm25, dword ptr [r9 - 44]{1to16}
+        vfmadd231ps zmm6, zmm26, dword ptr [r9 - 40]{1to16}
+        vfmadd231ps zmm7, zmm27, dword ptr [r9 - 36]{1to16}
+        sub     rdi, 256 / \S
         jnz     1b
+.endif
 
         mov     rax, [rsp + 48]
         mov     r12, [rsp + 56]
@@ -160,7 +195,7 @@ PG_ENDFUNC(\name)
 
         .text
 KUKR pg_kq_ukr_16x8_s32f_avx512vnni, 32, 0
-KUKR pg_kq_ukr_16x8_s16f_avx512vnni, 16, 0
+KUKR pg_kq_ukr_16x8_s16i_avx512vnni, 16, 2
 KUKR pg_kq_ukr_16x8_s32i_avx512vnni, 32, 1
 
 /* pg_kq_trans16x4_avx512: the transposition under the panel packing of the

@@ -92,7 +92,7 @@ PG_KQ_GEMM_DECLARE(q8_0_q8_0, 16x8_avx512vnni)
                                          size_t ldx, const uint32_t *xoff, const void *tab,  \
                                          float *C, size_t ldc, uint64_t ctl);
 PG_KQ_UKR16_DECLARE(s32f)
-PG_KQ_UKR16_DECLARE(s16f)
+PG_KQ_UKR16_DECLARE(s16i)
 PG_KQ_UKR16_DECLARE(s32i)
 /* f16 / bf16: fp32 panels under the SGEMM's 12 x 32 microkernel (kquant_panel.c) */
 PG_KQ_GEMM_DECLARE(f16_f32, 12x32_avx512)

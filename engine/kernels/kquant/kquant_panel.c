@@ -18,15 +18,17 @@
  * formulas rewritten per block; x_q the int8 quants of X, dx its scale,
  * s_b(x) the sum of x_q over the block):
  *   q4_K / q5_K (S 32, q8_K): q = 4 / 5-bit quant, scf = d sc_j,
- *                off = dmin m_j, sx = dx s_b(x)      (w = d sc q - dmin m)
- *   q6_K (S 16, q8_K):   q = 6-bit quant, scf = d sc, off = 32 d sc,
- *                sx = dx s_b(x) (from q8_K's bsums)  (w = d sc (q - 32))
- *   q4_0 (S 32, q8_0):   q = nibble, scf = d, int offset 8 s_b(x)
- *   q8_0 (S 32, q8_0):   q = w_q + 128 (unsigned), scf = d, int offset
- *                128 s_b(x)
- * C = sum_b dx scf (int32 dot) - off sx.  Every block's int32 dot is
- * exact; the rounding differs from the references (one conversion per
- * super-block) only in the fp32 products per block and the order of the
+ *                off = dmin m_j: dx (scf idot - off s_b(x))
+ *                                                 (w = d sc q - dmin m)
+ *   q6_K (S 16, q8_K):   q = 6-bit quant, scf = d sc, int offset 32:
+ *                dx scf (idot - 32 s_b(x)), s_b from q8_K's bsums
+ *                                                 (w = d sc (q - 32))
+ *   q4_0 (S 32, q8_0):   q = nibble, scf = d, int offset 8
+ *   q8_0 (S 32, q8_0):   q = w_q + 128 (unsigned), scf = d, int offset 128
+ * With q8_K the sums of a super-block are scaled by its dx once.  Every
+ * block's int32 dot is exact; the rounding differs from the references
+ * (one conversion per super-block) only in the fp32 products per block
+ * and the order of the
  * fp32 sum, within checkasm's tolerance. */
 #include <stdint.h>
 #include <string.h>
@@ -54,7 +56,8 @@ typedef struct panel_type {
     int S;          /* elements per scale block */
     int qk;         /* elements per weight block */
     int wbytes;     /* bytes per weight block */
-    int off_int;    /* 0: q8_K activations, float offsets; else q8_0 and this int offset */
+    int q8_0;       /* activations q8_0 (else q8_K) */
+    int off_int;    /* 0: float offsets in the panel; else int32 offset off_int x block sum */
     pack_fn pack;       /* one row (a partial panel) */
     pack16_fn pack16;   /* sixteen rows */
     ukr_fn ukr;
@@ -144,9 +147,7 @@ static void pack_q6_K(const uint8_t *w, size_t nwb, uint8_t *P, size_t BS, int r
                 v |= ((ld32(hi + 4 * e) >> (2 * k)) & 0x03030303u) << 4;
                 put32(B + 64 * e + 4 * r, v);
             }
-            float s = d * (float)sc[g];
-            putf(B + 256 + 4 * r, s);
-            putf(B + 320 + 4 * r, 32.0f * s);
+            putf(B + 256 + 4 * r, d * (float)sc[g]);
         }
     }
 }
@@ -268,9 +269,7 @@ static void pack16_q6_K(const uint8_t *w, size_t ldw, size_t nwb, uint8_t *P, si
             float d = f16_at(x + 208);
             for (int g = 0; g < 16; g++) {
                 uint8_t *B = P + (sb * 16 + (size_t)g) * BS;
-                float sf = d * (float)sc[g];
-                putf(B + 256 + 4 * r, sf);
-                putf(B + 320 + 4 * r, 32.0f * sf);
+                putf(B + 256 + 4 * r, d * (float)sc[g]);
             }
         }
     }
@@ -311,7 +310,7 @@ static void x_offsets(const panel_type *pt, size_t k0, size_t nb, uint32_t *xoff
 {
     for (size_t b = 0; b < nb; b++) {
         size_t e = k0 + b * (size_t)pt->S;
-        xoff[b] = (uint32_t)(pt->off_int ? e / 32 * 34 + 2 : e / 256 * 292 + 4 + e % 256);
+        xoff[b] = (uint32_t)(pt->q8_0 ? e / 32 * 34 + 2 : e / 256 * 292 + 4 + e % 256);
     }
 }
 
@@ -324,7 +323,7 @@ static void x_table(const panel_type *pt, const uint8_t *x, size_t ldx, size_t k
         size_t e = k0 + b * (size_t)pt->S;
         for (int t = 0; t < 8; t++) {
             const uint8_t *xr = x + (size_t)t * ldx;
-            if (pt->off_int) {
+            if (pt->q8_0) {
                 const uint8_t *blk = xr + e / 32 * 34;
                 const int8_t *q = (const int8_t *)(blk + 2);
                 int32_t s = 0;
@@ -339,9 +338,13 @@ static void x_table(const panel_type *pt, const uint8_t *x, size_t ldx, size_t k
                 int bs = i16_at(blk + 260 + 2 * g);
                 if (pt->S == 32)
                     bs += i16_at(blk + 262 + 2 * g);
-                float dx = f32_at(blk);
-                tab[t] = dx;
-                tab[8 + t] = dx * (float)bs;
+                tab[t] = f32_at(blk);
+                if (pt->off_int) {
+                    int32_t o = pt->off_int * bs;
+                    memcpy(&tab[8 + t], &o, 4);
+                } else {
+                    tab[8 + t] = (float)bs;
+                }
             }
         }
     }
@@ -374,7 +377,7 @@ static void gemm_panel(const panel_type *pt, size_t M, size_t N, size_t K, const
     uint8_t *panel = (uint8_t *)panel_words;
     _Alignas(64) float tab[GROUP_TB * MAX_BLOCKS * 16];
     uint32_t xoff[MAX_BLOCKS];
-    size_t S = (size_t)pt->S, BS = 16 * S + (pt->off_int ? 64 : 128);
+    size_t S = (size_t)pt->S, BS = 16 * S + (pt->off_int ? 64 : 128);   /* off only for float offsets */
     size_t ntb = (M + 7) / 8, tail = M % 8;
     for (size_t k0 = 0; k0 < K; k0 += KC) {
         size_t kc = K - k0 < KC ? K - k0 : KC, nb = kc / S, nwb = kc / (size_t)pt->qk;
@@ -407,19 +410,19 @@ static void gemm_panel(const panel_type *pt, size_t M, size_t N, size_t K, const
     }
 }
 
-static const panel_type type_q4_K = { 32, 256, 144, 0, pack_q4_K, pack16_q4_K,
+static const panel_type type_q4_K = { 32, 256, 144, 0, 0, pack_q4_K, pack16_q4_K,
                                       pg_kq_ukr_16x8_s32f_avx512vnni,
                                       pg_q4_K_q8_K_gemv_4row_avx512vnni };
-static const panel_type type_q5_K = { 32, 256, 176, 0, pack_q5_K, pack16_q5_K,
+static const panel_type type_q5_K = { 32, 256, 176, 0, 0, pack_q5_K, pack16_q5_K,
                                       pg_kq_ukr_16x8_s32f_avx512vnni,
                                       pg_q5_K_q8_K_gemv_4row_avx512vnni };
-static const panel_type type_q6_K = { 16, 256, 210, 0, pack_q6_K, pack16_q6_K,
-                                      pg_kq_ukr_16x8_s16f_avx512vnni,
+static const panel_type type_q6_K = { 16, 256, 210, 0, 32, pack_q6_K, pack16_q6_K,
+                                      pg_kq_ukr_16x8_s16i_avx512vnni,
                                       pg_q6_K_q8_K_gemv_4row_avx512vnni };
-static const panel_type type_q4_0 = { 32, 32, 18, 8, pack_q4_0, pack16_q4_0,
+static const panel_type type_q4_0 = { 32, 32, 18, 1, 8, pack_q4_0, pack16_q4_0,
                                       pg_kq_ukr_16x8_s32i_avx512vnni,
                                       pg_q4_0_q8_0_gemv_4row_avx512vnni };
-static const panel_type type_q8_0 = { 32, 32, 34, 128, pack_q8_0, pack16_q8_0,
+static const panel_type type_q8_0 = { 32, 32, 34, 1, 128, pack_q8_0, pack16_q8_0,
                                       pg_kq_ukr_16x8_s32i_avx512vnni,
                                       pg_q8_0_q8_0_gemv_4row_avx512vnni };
 
