@@ -148,10 +148,16 @@ static int check_tiles(const pg_kernel_family *op, int v, bufs *b)
                     prepare_c(b->Cref, b->C0, mr, nr, ldc, accumulate);
                     prepare_c(c_new, b->C0, mr, nr, ldc, accumulate);
                     const float *bias = with_bias ? b->bias : NULL;
-                    pg_sgemm_epilogue ep = { bias, act, accumulate ? PG_SGEMM_ACCUMULATE : 0 };
+                    /* every other case in the driver's form: the L2
+                     * prefetch stream (pointed at B, or NULL) must not
+                     * change a result */
+                    pg_sgemm_epilogue_pf epf = { { bias, act, accumulate ? PG_SGEMM_ACCUMULATE : 0 },
+                                                 mode & 4 ? b->B : NULL };
+                    if (mode & 1)
+                        epf.ep.flags |= PG_SGEMM_PREFETCH;
                     pg_sgemm_naive(mr, nr, k, b->A, lda, b->B, nr, bias, act, accumulate,
                                    b->Cref, ldc);
-                    call_new(mr, nr, k, b->A, lda, b->packed, c_new, ldc, &ep);
+                    call_new(mr, nr, k, b->A, lda, b->packed, c_new, ldc, &epf.ep);
                     tolerance(mr, nr, k, b->A, lda, b->B, nr, bias, accumulate ? b->C0 : NULL,
                               ldc, b->absA, b->absB, b->tol);
                     if (!compare("C", b->Cref, c_new, mr, nr, ldc, b->tol, b->dense) ||

@@ -19,14 +19,25 @@
 
 /* ep->flags */
 #define PG_SGEMM_ACCUMULATE 1u  /* C = C + A*B instead of C = A*B */
+#define PG_SGEMM_PREFETCH   2u  /* ep is the head of a pg_sgemm_epilogue_pf */
 
 /* What the microkernel does after the products (layout read by the asm);
  * the typedef pg_sgemm_epilogue is in kernel_fn.h. */
 struct pg_sgemm_epilogue {
     const float *bias;   /* @0: bias of the tile's first column, or NULL */
     int32_t act;         /* @8: pg_act (PG_ACT_NONE, PG_ACT_RELU, PG_ACT_GELU) */
-    uint32_t flags;      /* @12: PG_SGEMM_ACCUMULATE */
+    uint32_t flags;      /* @12: PG_SGEMM_ACCUMULATE, PG_SGEMM_PREFETCH */
 };
+
+/* The driver's epilogue (flags has PG_SGEMM_PREFETCH): pf is where the
+ * kernel streams prefetches into L2 while it runs (128 bytes every 4 k
+ * steps; NULL for none), the driver's choice of this tile's share of the
+ * next B slice, so that no tile waits for B coming from memory.  A kernel
+ * may ignore it. */
+typedef struct pg_sgemm_epilogue_pf {
+    pg_sgemm_epilogue ep;
+    const void *pf;      /* @16 */
+} pg_sgemm_epilogue_pf;
 
 /* One tile: mr in 1..MR rows, nr in 1..NR columns, k >= 0 (k = 0 gives the
  * epilogue of a zero product).  a: row i at a + i*lda.  b: k rows of NR
