@@ -17,9 +17,11 @@ per engine and the ratio Peregrine / ORT (below 1: Peregrine is faster).
 Target (issue #13): at 1 thread at most 0.9x ORT's latency on both models.
 
 Conv layers: one Conv (+ its fused activation) of each shape class of the
-two networks, compiled alone, its GFLOP/s (2 M K pixels per call) against
-the FMA peak that the `peak` kernel family measures on 1 thread, and ORT on
-the same one-node file.
+two networks as it runs inside a network (after a 1x1 conv, before a
+GlobalAveragePool, minus the same file without it: the engine's layout on
+both sides of it and no reorder), its GFLOP/s (2 M K pixels per call)
+against the FMA peak that the `peak` kernel family measures on 1 thread,
+and ORT on the same files.
 """
 from __future__ import annotations
 
@@ -108,54 +110,84 @@ LAYERS = [
 ]
 
 
-def conv_file(C, H, M, k, s, p, g, act, d):
+def conv_file(C, H, M, k, s, p, g, act, d, pre=False, target=True):
+    """One conv (+ its activation) on a [1, C, H, H] input.  pre: after a 1x1
+    C -> C conv, and both followed by a GlobalAveragePool, as the conv sits
+    in a network (its input and output in the engine's layout - NCHW16c at
+    level 3 on AVX-512, ORT's NCHWc - with no reorder beside it); target
+    False: the same file without the conv (its cost is the difference)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(C * 7 + k)
     inits = [numpy_helper.from_array((rng.standard_normal((M, C // g, k, k)) * 0.1).astype(np.float32), "w"),
              numpy_helper.from_array(rng.standard_normal(M).astype(np.float32), "b")]
     OH = (H + 2 * p - k) // s + 1
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[k, k], strides=[s, s],
-                              pads=[p] * 4, group=g)]
-    out = "c"
-    if act == "relu":
-        nodes.append(helper.make_node("Relu", ["c"], ["y"]))
-        out = "y"
-    elif act == "relu6":
-        inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
-                  numpy_helper.from_array(np.array(6, np.float32), "hi")]
-        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"]))
-        out = "y"
+    nodes, cur = [], "x"
+    if pre:
+        inits += [numpy_helper.from_array((rng.standard_normal((C, C, 1, 1)) * 0.1).astype(np.float32), "wp"),
+                  numpy_helper.from_array(rng.standard_normal(C).astype(np.float32), "bp")]
+        nodes.append(helper.make_node("Conv", ["x", "wp", "bp"], ["xp"], kernel_shape=[1, 1]))
+        cur = "xp"
+    out, oshape = cur, [1, C, H, H]
+    if target:
+        nodes.append(helper.make_node("Conv", [cur, "w", "b"], ["c"], kernel_shape=[k, k], strides=[s, s],
+                                      pads=[p] * 4, group=g))
+        out, oshape = "c", [1, M, OH, OH]
+        if act == "relu":
+            nodes.append(helper.make_node("Relu", ["c"], ["y"]))
+            out = "y"
+        elif act == "relu6":
+            inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
+                      numpy_helper.from_array(np.array(6, np.float32), "hi")]
+            nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"]))
+            out = "y"
+    if pre or not target:
+        nodes.append(helper.make_node("GlobalAveragePool", [out], ["gap"]))
+        out, oshape = "gap", oshape[:2] + [1, 1]
     graph = helper.make_graph(nodes, "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, H, H])],
-                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, M, OH, OH])], inits)
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, oshape)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    path = os.path.join(d, f"conv_{C}_{H}_{M}_{k}_{s}_{g}.onnx")
+    path = os.path.join(d, f"conv_{C}_{H}_{M}_{k}_{s}_{g}_{int(pre)}{int(target)}.onnx")
     onnx.save(model, path)
     return path, OH
 
 
 def bench_layers(args, d: str) -> None:
+    """Each conv shape class in a network's context: the file with the conv
+    (after a 1x1 conv that puts its input in the engine's layout, before a
+    GlobalAveragePool) minus the file without it, per engine, medians of
+    interleaved runs.  The stem reads the image as it comes (no 1x1 before
+    it), so its file is conv -> GlobalAveragePool minus GlobalAveragePool."""
     from peregrine_nb import kernels
     from peregrine_nb.onnx_import import OnnxModel
     peak = kernels.measure_peak(1)["fma_gflops"]
-    print(f"\nconv layers, batch 1, 1 thread; measured FMA peak {peak:.1f} GFLOP/s")
-    print(f"{'layer':>22} {'kernel':>26} {'GFLOP/s':>8} {'of peak':>8} {'ORT GF/s':>9} {'vs ORT':>7}")
+    print(f"\nconv layers in a network (batch 1, 1 thread); measured FMA peak {peak:.1f} GFLOP/s")
+    print(f"{'layer':>22} {'kernel':>28} {'GFLOP/s':>8} {'of peak':>8} {'ORT GF/s':>9} {'vs ORT':>7}")
     for label, C, H, M, k, s, p, g, act in LAYERS:
-        path, OH = conv_file(C, H, M, k, s, p, g, act, d)
+        pre = C > 3
         x = np.random.default_rng(0).standard_normal((1, C, H, H)).astype(np.float32)
-        m = OnnxModel(path, level=3, threads=1).compiled({"x": x.shape})
-        kern = [n for kk in m.kernels for n in kk["kernels"]]
-        sess = ort_session(path, 1)
-        med = race({"pg": lambda: m.run({"x": x}), "ort": lambda: sess.run(None, {"x": x})}, args.rounds * 3, 0)
+        fns, kern = {}, "reference"
+        for target in (True, False):
+            path, OH = conv_file(C, H, M, k, s, p, g, act, d, pre=pre, target=target)
+            m = OnnxModel(path, level=3, threads=1).compiled({"x": x.shape})
+            if target:
+                convs = [kk for kk in m.kernels if kk["op_type"] in ("Conv", "FusedConv")]
+                kern = (convs[-1]["kernels"] or ["reference"])[0] if convs else "reference"
+            sess = ort_session(path, 1)
+            fns[("pg", target)] = (lambda m=m: m.run({"x": x}))
+            fns[("ort", target)] = (lambda sess=sess: sess.run(None, {"x": x}))
+        med = race(fns, args.rounds * 3, 0)
+        tp = max(med[("pg", True)] - med[("pg", False)], 1e-9)
+        to = max(med[("ort", True)] - med[("ort", False)], 1e-9)
         flops = 2.0 * M * (C // g) * k * k * OH * OH
-        gp, go = flops / med["pg"] / 1e9, flops / med["ort"] / 1e9
-        print(f"{label:>22} {(kern[0] if kern else 'reference'):>26} {gp:8.1f} {gp / peak:7.0%} {go:9.1f} "
-              f"{med['pg'] / med['ort']:6.2f}x", flush=True)
+        gp, go = flops / tp / 1e9, flops / to / 1e9
+        print(f"{label:>22} {kern:>28} {gp:8.1f} {gp / peak:7.0%} {go:9.1f} {tp / to:6.2f}x", flush=True)
 
 
 def bench_layouts(args, d: str) -> None:
-    """NCHW (this engine's conv: im2col into B panels, W as A in place)
+    """NCHW (the GEMM form: im2col into B panels, W as A in place; what
+    runs where nchwc_layout does not - it is switched off here)
     against the NHWC form's product alone (im2col rows as A, W packed as
     B, the SGEMM kernel) plus the NCHW<->NHWC transposes at a graph edge,
     per GEMM-form layer shape, 1 thread."""
@@ -167,7 +199,7 @@ def bench_layouts(args, d: str) -> None:
             continue
         path, OH = conv_file(C, H, M, k, s, p, g, None, d)
         x = np.random.default_rng(0).standard_normal((1, C, H, H)).astype(np.float32)
-        m = OnnxModel(path, level=3, threads=1).compiled({"x": x.shape})
+        m = OnnxModel(path, level=3, threads=1, disable=("nchwc_layout",)).compiled({"x": x.shape})
         K, P = C * k * k, OH * OH
         a = np.random.default_rng(1).standard_normal((P, K)).astype(np.float32)
         wb = kernels.pack(np.random.default_rng(2).standard_normal((K, M)).astype(np.float32))

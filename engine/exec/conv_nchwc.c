@@ -349,8 +349,8 @@ size_t pg_scratch_conv_nchwc(const pg_node *n, const pg_tensor *x, int threads)
         return direct_padded(&w, x->rank == 5)
                    ? pg_align_up((size_t)(x->shape[0] * x->shape[1] * ph * pw * NB) * sizeof(float)) + 64
                    : 0;
-    int t = threads > PG_MAX_THREADS ? PG_MAX_THREADS : threads < 1 ? 1 : threads;
-    return pg_align_up((size_t)(ph * pw * NB) * sizeof(float)) * (size_t)t + 64;
+    (void)threads;   /* the zero row is shared: read only */
+    return pg_align_up((size_t)w.in[2] * NB * sizeof(float)) + 64;
 }
 
 typedef struct nchwc_conv {
@@ -369,7 +369,6 @@ typedef struct nchwc_conv {
     float lo, hi;
     int act;
     char *scratch;
-    size_t slice_bytes;
 } nchwc_conv;
 
 static const float zero_bias[64 * 4];   /* the bias of a second input tile: none */
@@ -402,7 +401,7 @@ static void run_pixels(pg_f32_conv_nchwc_fn kern, pg_conv_nchwc_args *a, size_t 
     kern(a);
 }
 
-static void direct_worker(void *ctx, size_t worker)
+static void direct_task(void *ctx, size_t task)
 {
     const nchwc_conv *d = ctx;
     const pg_win *w = d->xpad ? &d->wpad : &d->w;
@@ -420,7 +419,7 @@ static void direct_worker(void *ctx, size_t worker)
     oxb = oxb > OW ? OW : oxb;
     oxa = oxa > oxb ? oxb : oxa;
     size_t chunks = ((size_t)OH + d->rows - 1) / d->rows;
-    for (size_t task = worker; task < d->tasks; task += d->workers) {
+    {
         size_t img = task / (d->groups * chunks), rest = task % (d->groups * chunks);
         size_t g = rest / chunks;
         int64_t oy0 = (int64_t)((rest % chunks) * d->rows);
@@ -498,30 +497,64 @@ static void pad_plane(const float *x, int64_t IH, int64_t IW, int64_t top, int64
     }
 }
 
-static void dw_worker(void *ctx, size_t worker)
+/* One output row of one block: the interior pixels read the input rows in
+ * place (a zero row for the rows in the padding), the pixels whose window
+ * crosses the left or right edge one at a time from a zero-padded copy of
+ * their window (no per-plane copy: the input is read once, by the FMAs). */
+static void dw_task(void *ctx, size_t task)
 {
     const nchwc_conv *d = ctx;
     const pg_win *w = &d->w;
     int64_t IH = w->in[1], IW = w->in[2], OH = w->out[1], OW = w->out[2];
-    int64_t KH = w->k[1], KW = w->k[2], ph, pw;
-    dw_plane(w, &ph, &pw);
-    float *plane = (float *)(d->scratch + worker * d->slice_bytes);
-    size_t taps = (size_t)(KH * KW);
-    for (size_t task = worker; task < d->tasks; task += d->workers) {
-        const float *x = d->X + task * (size_t)(IH * IW) * NB;
-        float *y = d->Y + task * (size_t)(OH * OW) * NB;
-        size_t blk = task % d->CB;
-        pad_plane(x, IH, IW, w->lo[1], w->lo[2], ph, pw, plane);
-        const float *rows[5];
-        pg_dwconv_args a = { rows, d->W + blk * (1 + taps) * NB, NULL, NB, (size_t)OW,
-                             (size_t)w->stride[2] * NB, (size_t)w->dil[2] * NB, NB,
-                             d->lo, d->hi, d->act == PG_CONV_NCHWC_ACT_CLAMP ? PG_DWACT_CLAMP : PG_DWACT_NONE, 0 };
-        for (int64_t oy = 0; oy < OH; oy++) {
-            for (int64_t ky = 0; ky < KH; ky++)
-                rows[ky] = plane + (size_t)((oy * w->stride[1] + ky * w->dil[1]) * pw) * NB;
-            a.out = y + (size_t)(oy * OW) * NB;
-            d->v->fn.dwconv(&a);
+    int64_t KH = w->k[1], KW = w->k[2], sy = w->stride[1], sx = w->stride[2];
+    int64_t dy = w->dil[1], dx = w->dil[2];
+    size_t plane = task / (size_t)OH, taps = (size_t)(KH * KW);
+    int64_t oy = (int64_t)(task % (size_t)OH);
+    const float *x = d->X + plane * (size_t)(IH * IW) * NB;
+    float *y = d->Y + (plane * (size_t)OH + (size_t)oy) * (size_t)OW * NB;
+    const float *zero = (const float *)d->scratch;   /* IW pixels of zeros */
+    int64_t oxa = w->lo[2] <= 0 ? 0 : (w->lo[2] + sx - 1) / sx;
+    int64_t last = IW - 1 + w->lo[2] - (KW - 1) * dx;
+    int64_t oxb = last < 0 ? 0 : last / sx + 1;
+    oxb = oxb > OW ? OW : oxb;
+    oxa = oxa > oxb ? oxb : oxa;
+    const float *rows[5];
+    float win[5 * 5 * NB];
+    pg_dwconv_args a = { rows, d->W + (plane % d->CB) * (1 + taps) * NB, NULL, NB, 0,
+                         (size_t)sx * NB, (size_t)dx * NB, NB, d->lo, d->hi,
+                         d->act == PG_CONV_NCHWC_ACT_CLAMP ? PG_DWACT_CLAMP : PG_DWACT_NONE, 0 };
+    int64_t y0 = oy * sy - w->lo[1];
+    if (oxb > oxa) {
+        for (int64_t ky = 0; ky < KH; ky++) {
+            int64_t iy = y0 + ky * dy;
+            rows[ky] = iy < 0 || iy >= IH ? zero : x + (size_t)((iy * IW + oxa * sx - w->lo[2]) * NB);
         }
+        a.out = y + (size_t)oxa * NB;
+        a.width = (size_t)(oxb - oxa);
+        d->v->fn.dwconv(&a);
+    }
+    a.width = 1;
+    a.pix = NB;
+    for (int64_t ox = 0; ox < OW; ox++) {
+        if (ox == oxa && oxb > oxa)
+            ox = oxb;
+        if (ox >= OW)
+            break;
+        int64_t x0 = ox * sx - w->lo[2];
+        for (int64_t ky = 0; ky < KH; ky++) {
+            int64_t iy = y0 + ky * dy;
+            for (int64_t kx = 0; kx < KW; kx++) {
+                int64_t ix = x0 + kx * dx;
+                float *o = win + (size_t)(ky * KW + kx) * NB;
+                if (iy < 0 || iy >= IH || ix < 0 || ix >= IW)
+                    memset(o, 0, NB * sizeof(float));
+                else
+                    memcpy(o, x + (size_t)((iy * IW + ix) * NB), NB * sizeof(float));
+            }
+            rows[ky] = win + (size_t)(ky * KW) * NB;
+        }
+        a.out = y + (size_t)ox * NB;
+        d->v->fn.dwconv(&a);
     }
 }
 
@@ -556,8 +589,9 @@ pg_status pg_conv_nchwc(pg_kctx *k)
     d.CB = d.blocked ? (size_t)x->shape[1] : 0;
     d.MB = (size_t)k->out[0]->shape[1];
     size_t N = (size_t)x->shape[0];
+    /* output elements x taps (x input channels for the direct form) */
     double flops = 2.0 * (double)N * (double)(d.w.out[1] * d.w.out[2] * d.w.k[1] * d.w.k[2]) * NB *
-                   (double)d.MB;
+                   (double)d.MB * (pg_nchwc_depthwise(n) ? 1.0 : (double)d.C);
     size_t t = k->threads > 1 ? (size_t)k->threads : 1;
     if (t > PG_MAX_THREADS)
         t = PG_MAX_THREADS;
@@ -566,19 +600,19 @@ pg_status pg_conv_nchwc(pg_kctx *k)
                                pg_variant_index(&pg_kernels_dwconv5x5, v) < 0))
             return pg_fail(PG_ERR_INTERNAL, "node '%s': a blocked depthwise conv needs a blocked input "
                            "and a dwconv kernel", n->name);
-        int64_t ph, pw;
-        dw_plane(&d.w, &ph, &pw);
-        d.tasks = N * d.CB;
+        size_t zbytes = (size_t)d.w.in[2] * NB * sizeof(float);
+        d.tasks = N * d.CB * (size_t)d.w.out[1];
         d.workers = flops < 2e6 ? 1 : t < d.tasks ? t : d.tasks;
-        d.slice_bytes = pg_align_up((size_t)(ph * pw * NB) * sizeof(float));
-        if (!k->scratch || k->scratch_bytes < d.slice_bytes * d.workers)
+        if (!k->scratch || k->scratch_bytes < zbytes)
             return pg_fail(PG_ERR_INTERNAL, "node '%s': conv scratch %zu bytes, needs %zu", n->name,
-                           k->scratch_bytes, d.slice_bytes * d.workers);
+                           k->scratch_bytes, zbytes);
+        memset(k->scratch, 0, zbytes);   /* the zero row of the padding */
         d.scratch = k->scratch;
         if (d.workers > 1)
-            pg_parallel_for(d.workers, dw_worker, &d, (int)d.workers);
+            pg_parallel_for(d.tasks, dw_task, &d, (int)d.workers);
         else
-            dw_worker(&d, 0);
+            for (size_t q = 0; q < d.tasks; q++)
+                dw_task(&d, q);
         return PG_OK;
     }
     if (pg_variant_index(&pg_kernels_conv_nchwc, v) < 0 || !d.B)
@@ -624,8 +658,9 @@ pg_status pg_conv_nchwc(pg_kctx *k)
     d.tasks = N * d.groups * (((size_t)d.w.out[1] + d.rows - 1) / d.rows);
     d.workers = flops < 2e6 ? 1 : t < d.tasks ? t : d.tasks;
     if (d.workers > 1)
-        pg_parallel_for(d.workers, direct_worker, &d, (int)d.workers);
+        pg_parallel_for(d.tasks, direct_task, &d, (int)d.workers);
     else
-        direct_worker(&d, 0);
+        for (size_t q = 0; q < d.tasks; q++)
+            direct_task(&d, q);
     return PG_OK;
 }
