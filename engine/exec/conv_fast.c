@@ -176,6 +176,32 @@ static size_t deint_floats(int form, const pg_tensor *x, const pg_win *w)
     return (size_t)(x->shape[0] * x->shape[1]) * (size_t)w->in[1] * 2 * L;
 }
 
+/* conv_prepack (passes/fuse_conv.c) gave the node W with the bias after
+ * each row as its tensor attribute "value" (the step's kctx.state): M x Kp
+ * floats for exactly this conv. */
+static int prepacked_wb(const pg_node *n, const pg_tensor *wt, size_t Kp)
+{
+    const pg_attr *a = pg_ir_attr(n, "value");
+    (void)wt;
+    return a && a->type == PG_ATTR_TENSOR && pg_ir_attr_int(n, "value_cols", 0) == (int64_t)Kp;
+}
+
+size_t pg_conv_gemm_bias_cols(const pg_node *n, const pg_tensor *x, const pg_tensor *wt)
+{
+    if (!fast_rank(x, wt) || n->n_inputs < 3 || n->inputs[2] < 0 || pg_ir_attr_int(n, "group", 1) != 1 ||
+        pg_ir_attr_int(n, "nchwc", 0))
+        return 0;
+    pg_win w;
+    if (pg_win_geometry(n, PG_WIN_CONV, x->rank - 2, x->shape + 2, wt->shape + 2, &w) != PG_OK) {
+        pg_clear_error();
+        return 0;
+    }
+    if (conv_form(n, x, wt, &w) != CONV_GEMM)
+        return 0;
+    size_t K = (size_t)(wt->shape[1] * w.k[1] * w.k[2]), Kp = gemm_kp(1, x, wt, &w);
+    return Kp > K ? Kp : 0;
+}
+
 static int fits_nr(const pg_variant *v, const void *ctx)
 {
     (void)ctx;
@@ -232,7 +258,8 @@ size_t pg_scratch_conv(const pg_node *n, const pg_tensor *const *in, const pg_te
     size_t wcopy = 0;
     if (form == CONV_GEMM) {
         size_t Kp = gemm_kp(has_bias, x, wt, &w), K = (size_t)(wt->shape[1] * w.k[1] * w.k[2]);
-        wcopy = Kp > K ? pg_align_up((size_t)wt->shape[0] * Kp * sizeof(float)) : 0;
+        /* W with the bias column: prepacked (conv_prepack's "value"), else a copy per run */
+        wcopy = Kp > K && !prepacked_wb(n, wt, Kp) ? pg_align_up((size_t)wt->shape[0] * Kp * sizeof(float)) : 0;
     }
     return pg_align_up(deint_floats(form, x, &w) * sizeof(float)) + wcopy + slice * (size_t)t + 64;
 }
@@ -474,7 +501,10 @@ static pg_status conv_gemm(pg_kctx *k, const pg_win *w, const conv_epi *e)
     double flops = 2.0 * (double)g.M * (double)g.K * (double)g.P * (double)x->shape[0];
     g.workers = pick_workers(k, g.tasks, flops);
     size_t dbytes = pg_align_up(deint_floats(CONV_GEMM, x, w) * sizeof(float));
-    size_t wbytes = g.Kp > g.K ? pg_align_up(g.M * g.Kp * sizeof(float)) : 0;
+    const float *wb = g.Kp > g.K && prepacked_wb(k->node, wt, g.Kp) ? k->state : NULL;
+    size_t wbytes = g.Kp > g.K && !wb ? pg_align_up(g.M * g.Kp * sizeof(float)) : 0;
+    if (wb)
+        g.W = wb;   /* W with its bias column, made at compile */
     if (!k->scratch || k->scratch_bytes < dbytes + wbytes + g.slice_bytes * g.workers)
         return pg_fail(PG_ERR_INTERNAL, "node '%s': conv scratch %zu bytes, needs %zu", k->node->name,
                        k->scratch_bytes, dbytes + wbytes + g.slice_bytes * g.workers);

@@ -18,6 +18,11 @@ pg_conv_act pg_conv_act_from_name(const char *s);
  * pg_win_geometry. */
 pg_status pg_conv_fast(pg_kctx *k, const pg_win *w);
 
+/* The GEMM form with its bias as A's last column: K + 1 (the columns of
+ * that A), or 0 when the conv does not run that way (conv_prepack makes
+ * the A at compile time). */
+size_t pg_conv_gemm_bias_cols(const pg_node *n, const pg_tensor *x, const pg_tensor *wt);
+
 /* ---- the blocked layout (conv_nchwc.c) --------------------------------------
  * A node with attribute nchwc = PG_NCHWC_BLOCK works on NCHW16c tensors
  * [N, ceil(C / 16), H, W, 16]: FusedConv (out_channels, kernel_shape,

@@ -336,6 +336,13 @@ static int direct_padded(const pg_win *w, int blocked)
     return blocked && w->out[2] <= 16 && (w->lo[1] || w->lo[2] || w->hi[1] || w->hi[2]);
 }
 
+/* A depthwise conv on a small plane pads it once (its rows are short, so
+ * the edge pixels' windows would be a large share of them). */
+static int dw_padded(const pg_win *w)
+{
+    return w->in[2] <= 30 && (w->lo[1] || w->lo[2] || w->hi[1] || w->hi[2]);
+}
+
 size_t pg_scratch_conv_nchwc(const pg_node *n, const pg_tensor *x, int threads)
 {
     pg_win w;
@@ -349,8 +356,10 @@ size_t pg_scratch_conv_nchwc(const pg_node *n, const pg_tensor *x, int threads)
         return direct_padded(&w, x->rank == 5)
                    ? pg_align_up((size_t)(x->shape[0] * x->shape[1] * ph * pw * NB) * sizeof(float)) + 64
                    : 0;
-    (void)threads;   /* the zero row is shared: read only */
-    return pg_align_up((size_t)w.in[2] * NB * sizeof(float)) + 64;
+    (void)threads;   /* the zero row and the padded planes are shared: read only */
+    return pg_align_up((size_t)w.in[2] * NB * sizeof(float)) +
+           (dw_padded(&w) ? pg_align_up((size_t)(x->shape[0] * x->shape[1] * ph * pw * NB) * sizeof(float)) : 0) +
+           64;
 }
 
 typedef struct nchwc_conv {
@@ -523,6 +532,17 @@ static void dw_task(void *ctx, size_t task)
     pg_dwconv_args a = { rows, d->W + (plane % d->CB) * (1 + taps) * NB, NULL, NB, 0,
                          (size_t)sx * NB, (size_t)dx * NB, NB, d->lo, d->hi,
                          d->act == PG_CONV_NCHWC_ACT_CLAMP ? PG_DWACT_CLAMP : PG_DWACT_NONE, 0 };
+    if (d->xpad) {
+        /* a small plane padded once: the whole row in one call */
+        const pg_win *wp = &d->wpad;
+        const float *xp = d->xpad + plane * (size_t)(wp->in[1] * wp->in[2]) * NB;
+        for (int64_t ky = 0; ky < KH; ky++)
+            rows[ky] = xp + (size_t)((oy * sy + ky * dy) * wp->in[2]) * NB;
+        a.out = y;
+        a.width = (size_t)OW;
+        d->v->fn.dwconv(&a);
+        return;
+    }
     int64_t y0 = oy * sy - w->lo[1];
     if (oxb > oxa) {
         for (int64_t ky = 0; ky < KH; ky++) {
@@ -601,13 +621,26 @@ pg_status pg_conv_nchwc(pg_kctx *k)
             return pg_fail(PG_ERR_INTERNAL, "node '%s': a blocked depthwise conv needs a blocked input "
                            "and a dwconv kernel", n->name);
         size_t zbytes = (size_t)d.w.in[2] * NB * sizeof(float);
+        int64_t ph, pw;
+        dw_plane(&d.w, &ph, &pw);
+        size_t pbytes = dw_padded(&d.w) ? N * d.CB * (size_t)(ph * pw) * NB * sizeof(float) : 0;
         d.tasks = N * d.CB * (size_t)d.w.out[1];
         d.workers = flops < 2e6 ? 1 : t < d.tasks ? t : d.tasks;
-        if (!k->scratch || k->scratch_bytes < zbytes)
+        if (!k->scratch || k->scratch_bytes < zbytes + pbytes)
             return pg_fail(PG_ERR_INTERNAL, "node '%s': conv scratch %zu bytes, needs %zu", n->name,
-                           k->scratch_bytes, zbytes);
+                           k->scratch_bytes, zbytes + pbytes);
         memset(k->scratch, 0, zbytes);   /* the zero row of the padding */
         d.scratch = k->scratch;
+        if (pbytes) {
+            float *xp = (float *)((char *)k->scratch + pg_align_up(zbytes));
+            for (size_t q = 0; q < N * d.CB; q++)
+                pad_plane(d.X + q * (size_t)(d.w.in[1] * d.w.in[2]) * NB, d.w.in[1], d.w.in[2], d.w.lo[1],
+                          d.w.lo[2], ph, pw, xp + q * (size_t)(ph * pw) * NB);
+            d.xpad = xp;
+            d.wpad = d.w;
+            d.wpad.in[1] = ph;
+            d.wpad.in[2] = pw;
+        }
         if (d.workers > 1)
             pg_parallel_for(d.tasks, dw_task, &d, (int)d.workers);
         else

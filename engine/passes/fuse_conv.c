@@ -570,3 +570,54 @@ const pg_pass_def pg_pass_nchwc_layout = {
     "the CNN re-laid into NCHW16c (blocked channels) for the conv_nchwc kernels; reorders only at the edges",
     run_nchwc,
 };
+
+/* ---- conv_prepack ------------------------------------------------------------ */
+
+/* The GEMM-form conv whose bias rides as A's last column gets that A (W
+ * with the bias after each row) made here once, as its tensor attribute
+ * "value" (the executor's kctx.state), instead of a copy per run. */
+static pg_status run_conv_prepack(pg_graph *g, pg_pass_ctx *c)
+{
+    pg_status st = pg_pass_need_shapes(g, c);
+    if (st)
+        return st;
+    int n0 = g->n_nodes;
+    for (int id = 0; id < n0; id++) {
+        pg_node *n = g->nodes[id];
+        if (!n || (n->op != PG_OP_CONV && n->op != PG_OP_FUSED_CONV) || n->n_inputs < 3 || n->inputs[2] < 0 ||
+            pg_ir_attr(n, "value"))
+            continue;
+        const pg_tensor *x = pm_tensor(g, n->inputs[0]), *wt = pm_tensor(g, n->inputs[1]);
+        if (!x || !wt || !pm_const_f32(g, n->inputs[1]) || wt->layout != PG_LAYOUT_ROW_MAJOR ||
+            !pg_tensor_shape_known(x) || !pg_tensor_shape_known(wt))
+            continue;
+        int64_t M = wt->shape[0], K = pg_tensor_numel(wt) / (M ? M : 1);
+        const float *B = vec_m(g, n->inputs[2], M);
+        size_t Kp = pg_conv_gemm_bias_cols(n, x, wt);
+        if (!B || !Kp || (int64_t)Kp != K + 1)
+            continue;
+        char name[96];
+        int64_t shape[2] = { M, (int64_t)Kp };
+        int t = pg_ir_add_const(g, pg_ir_unique_name(g, "conv_wb", name, sizeof name), PG_DTYPE_FLOAT32, 2, shape,
+                                NULL);
+        if (t < 0)
+            return pg_last_status();
+        float *d = g->tensors[t]->data;
+        const float *W = g->tensors[n->inputs[1]]->data;
+        for (int64_t m = 0; m < M; m++) {
+            memcpy(d + m * (int64_t)Kp, W + m * K, (size_t)K * sizeof(float));
+            d[m * (int64_t)Kp + K] = B[m];
+        }
+        if ((st = pg_ir_set_attr_tensor(n, "value", t)) || (st = pg_ir_set_attr_int(n, "value_cols", (int64_t)Kp)))
+            return st;
+        pg_pass_note(c, g, PG_PASS_REWRITTEN, id, 0, "'%s': W with its bias column packed once ('%s', %lld x %zu)",
+                     n->name, name, (long long)M, Kp);
+    }
+    return PG_OK;
+}
+
+const pg_pass_def pg_pass_conv_prepack = {
+    "conv_prepack", 3,
+    "the GEMM-form conv's W with its bias column made once at compile (not copied per run)",
+    run_conv_prepack,
+};

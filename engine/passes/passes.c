@@ -36,6 +36,7 @@ static const pg_pass_def *const registry[] = {
     &pg_pass_conv_bn_fold,
     &pg_pass_conv_act_fusion,
     &pg_pass_nchwc_layout,
+    &pg_pass_conv_prepack,
     &pg_pass_rotary_fusion,
     &pg_pass_attention_fusion,
     &pg_pass_qkv_fusion,
