@@ -3,12 +3,17 @@
  * chains of vdpbf16ps zmm (16 x 64 = 1024 flops an iteration) and of
  * vpdpbusd zmm (16 x 128 = 2048 int8 ops an iteration).  Zero operands.
  *
+ * And AVX-VNNI's (the VEX vpdpbusd ymm of CPUs without AVX-512, which the
+ * avxvnni kernel runs): 12 chains on ymm0..ymm11 (12 x 64 = 768 int8 ops
+ * an iteration; 12 covers its latency at two a cycle).
+ *
  * And the AMX tile unit's: 4 independent TDPBF16PS / TDPBUSD on full
  * 16 x 64-byte tiles an iteration (4 x 16 x 16 x 32 x 2 = 65536 flops,
  * 4 x 16 x 16 x 64 x 2 = 131072 int8 ops).
  *
  * void pg_peak_bf16_avx512bf16(uint64_t iterations)     rdi
  * void pg_peak_vnni_avx512vnni(uint64_t iterations)     rdi
+ * void pg_peak_vnni_avxvnni(uint64_t iterations)        rdi
  * void pg_peak_amx_bf16(uint64_t iterations)            rdi
  * void pg_peak_amx_int8(uint64_t iterations)            rdi */
 #include "pg_asm.h"
@@ -77,6 +82,42 @@ PG_FUNC(pg_peak_vnni_avx512vnni)
 2:      vzeroupper
         ret
 PG_ENDFUNC(pg_peak_vnni_avx512vnni)
+
+PG_FUNC(pg_peak_vnni_avxvnni)
+        vpxor   ymm0, ymm0, ymm0
+        vmovdqa ymm1, ymm0
+        vmovdqa ymm2, ymm0
+        vmovdqa ymm3, ymm0
+        vmovdqa ymm4, ymm0
+        vmovdqa ymm5, ymm0
+        vmovdqa ymm6, ymm0
+        vmovdqa ymm7, ymm0
+        vmovdqa ymm8, ymm0
+        vmovdqa ymm9, ymm0
+        vmovdqa ymm10, ymm0
+        vmovdqa ymm11, ymm0
+        vmovdqa ymm14, ymm0
+        vmovdqa ymm15, ymm0
+        test    rdi, rdi
+        jz      2f
+        .p2align 5
+1:      {vex} vpdpbusd ymm0, ymm14, ymm15
+        {vex} vpdpbusd ymm1, ymm14, ymm15
+        {vex} vpdpbusd ymm2, ymm14, ymm15
+        {vex} vpdpbusd ymm3, ymm14, ymm15
+        {vex} vpdpbusd ymm4, ymm14, ymm15
+        {vex} vpdpbusd ymm5, ymm14, ymm15
+        {vex} vpdpbusd ymm6, ymm14, ymm15
+        {vex} vpdpbusd ymm7, ymm14, ymm15
+        {vex} vpdpbusd ymm8, ymm14, ymm15
+        {vex} vpdpbusd ymm9, ymm14, ymm15
+        {vex} vpdpbusd ymm10, ymm14, ymm15
+        {vex} vpdpbusd ymm11, ymm14, ymm15
+        dec     rdi
+        jnz     1b
+2:      vzeroupper
+        ret
+PG_ENDFUNC(pg_peak_vnni_avxvnni)
 
 .macro AMXLOOP op
         ldtilecfg [rip + amx_cfg]

@@ -399,11 +399,14 @@ void checkasm_check_gemm_u8s8(void)
         if (!check_tiles(op, v, &b) || !check_driver(op, v, &d))
             continue;
         if (checkasm_bench_enabled()) {
-            int amx = !strcmp(op->variants[v].isa, "amx");
-            double peak = amx ? pg_measure_amx_int8_peak_gops(1) : pg_measure_vnni_peak_gops(1);
+            /* each against its own instruction: tdpbusd, vpdpbusd zmm, or ymm (AVX-VNNI) */
+            const char *isa = op->variants[v].isa;
+            int amx = !strcmp(isa, "amx"), ymm = !strcmp(isa, "avxvnni");
+            double (*yard)(int) = amx ? pg_measure_amx_int8_peak_gops
+                                  : ymm ? pg_measure_avxvnni_peak_gops : pg_measure_vnni_peak_gops;
+            double peak = yard(1);
             printf("   yardstick: %s peak, 1 thread %.2f GOP/s, 2 threads %.2f GOP/s\n",
-                   amx ? "tdpbusd" : "vpdpbusd",
-                   peak, amx ? pg_measure_amx_int8_peak_gops(2) : pg_measure_vnni_peak_gops(2));
+                   amx ? "tdpbusd" : ymm ? "vpdpbusd ymm (VEX)" : "vpdpbusd zmm", peak, yard(2));
             static const size_t shapes[][3] = { { 128, 384, 384 }, { 128, 384, 1536 },
                                                 { 128, 1536, 384 }, { 1024, 384, 1536 },
                                                 { 512, 512, 512 } };

@@ -80,7 +80,7 @@ void pg_u8s8_gemm_2x32_dotprod(size_t mr, size_t nr, size_t k, const uint8_t *a,
                                const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
 void pg_u8s8_gemm_4x32_i8mm(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
                             const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
-void pg_u8s8_gemm_2x32_avxvnni(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
+void pg_u8s8_gemm_6x32_avxvnni(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
                                const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
 void pg_u8s8_gemm_12x32_avx512vnni(size_t mr, size_t nr, size_t k, const uint8_t *a,
                                    size_t lda, const int8_t *b, void *c, size_t ldc,
@@ -163,6 +163,10 @@ pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const
                                   size_t lda, const pg_u8s8_packed *B, size_t col0,
                                   const pg_u8s8_epilogue *ep, void *C, size_t ldc,
                                   const pg_variant *act, int threads);
+
+/* The avxvnni kernel's yardstick: VEX vpdpbusd ymm GOP/s (peak_lowp.c,
+ * timed as pg_measure_vnni_peak_gops); -1 and an error without AVX-VNNI. */
+double pg_measure_avxvnni_peak_gops(int threads);
 
 extern const pg_kernel_family pg_kernels_gemm_u8s8;
 extern const pg_kernel_family pg_kernels_quantize_u8;

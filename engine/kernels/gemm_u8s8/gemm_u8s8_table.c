@@ -5,7 +5,7 @@
 #if defined(__x86_64__)
 static const pg_u8s8_params p_32x32 = { 32, 32 };
 static const pg_u8s8_params p_12x32 = { 12, 32 };
-static const pg_u8s8_params p_2x32 = { 2, 32 };
+static const pg_u8s8_params p_6x32 = { 6, 32 };
 #endif
 #if defined(__aarch64__)
 static const pg_u8s8_params p_2x32 = { 2, 32 };
@@ -21,8 +21,8 @@ static const pg_variant gemm_variants[] = {
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_32x32_amx }, &p_32x32 },
     { "u8s8_gemm_12x32_avx512vnni", "avx512vnni", X86_AVX512 | PG_CPU_AVX512VNNI,
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_12x32_avx512vnni }, &p_12x32 },
-    { "u8s8_gemm_2x32_avxvnni", "avxvnni", PG_CPU_AVX2 | PG_CPU_AVXVNNI,
-      .fn = { .gemm_u8s8 = pg_u8s8_gemm_2x32_avxvnni }, &p_2x32 },
+    { "u8s8_gemm_6x32_avxvnni", "avxvnni", PG_CPU_AVX2 | PG_CPU_AVXVNNI,
+      .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avxvnni }, &p_6x32 },
 #endif
 #if defined(__aarch64__)
     { "u8s8_gemm_4x32_i8mm", "i8mm", PG_CPU_NEON | PG_CPU_I8MM,

@@ -9,6 +9,7 @@
 #include "../../core/cpu.h"
 #include "../../core/error.h"
 #include "../../core/threadpool.h"
+#include "../gemm_u8s8/gemm_u8s8.h"
 #include "peregrine.h"
 
 #define AVX512 (PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | \
@@ -17,6 +18,7 @@
 #if defined(__x86_64__)
 void pg_peak_bf16_avx512bf16(uint64_t iterations);
 void pg_peak_vnni_avx512vnni(uint64_t iterations);
+void pg_peak_vnni_avxvnni(uint64_t iterations);
 void pg_peak_amx_bf16(uint64_t iterations);
 void pg_peak_amx_int8(uint64_t iterations);
 
@@ -87,6 +89,13 @@ double pg_measure_vnni_peak_gops(int threads)
                    "pg_measure_vnni_peak_gops");
 }
 
+/* AVX-VNNI's ymm vpdpbusd (gemm_u8s8.h: the avxvnni kernel's yardstick) */
+double pg_measure_avxvnni_peak_gops(int threads)
+{
+    return measure(pg_peak_vnni_avxvnni, 768.0, PG_CPU_AVX2 | PG_CPU_AVXVNNI, threads,
+                   "pg_measure_avxvnni_peak_gops");
+}
+
 double pg_measure_amx_bf16_peak_gflops(int threads)
 {
     return measure(pg_peak_amx_bf16, 65536.0, AVX512 | PG_CPU_AMXBF16, threads,
@@ -99,6 +108,13 @@ double pg_measure_amx_int8_peak_gops(int threads)
                    "pg_measure_amx_int8_peak_gops");
 }
 #else
+double pg_measure_avxvnni_peak_gops(int threads)
+{
+    (void)threads;
+    pg_fail(PG_ERR_UNSUPPORTED, "pg_measure_avxvnni_peak_gops: no AVX-VNNI on this architecture");
+    return -1.0;
+}
+
 double pg_measure_amx_bf16_peak_gflops(int threads)
 {
     (void)threads;
