@@ -94,8 +94,11 @@ def model_files(tmp_path_factory, script: str, env_var: str, name: str, missing:
     files), made once per session into a temporary folder, or the folder
     ``$env_var`` names when it holds a manifest already.  ``missing``: why
     the script cannot run here (a skip), or None."""
+    if (script, name) in _made:   # another test file of this session made them already
+        return _made[(script, name)]
     out = os.environ.get(env_var) or str(tmp_path_factory.mktemp(name))
     if os.path.exists(os.path.join(out, "manifest.json")):
+        _made[(script, name)] = out
         return out
     if missing:
         pytest.skip(missing)
@@ -104,7 +107,11 @@ def model_files(tmp_path_factory, script: str, env_var: str, name: str, missing:
     if r.returncode != 0:
         pytest.fail(f"{os.path.basename(script)} failed (exit {r.returncode}):\n{r.stdout[-2000:]}\n"
                     f"{r.stderr[-4000:]}")
+    _made[(script, name)] = out
     return out
+
+
+_made: dict = {}   # (script, name) -> the folder model_files gave this session
 
 
 def read_manifest(folder: str) -> dict:

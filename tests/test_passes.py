@@ -542,6 +542,102 @@ def test_qkv_needs_three_of_the_same_k():
     assert "QKVMatMul" not in ops_after(pg.compile(g, level=2))
 
 
+# ---- the gate/up pair of an MLP -------------------------------------------------------------
+
+def _mlp(rows, bias, swap, up_reader=False, gate_act="silu"):
+    """x -> down(act(x Wg [+ bg]) * (x Wu [+ bu])): Llama's MLP, SiLU as
+    torch writes it (x * Sigmoid(x))."""
+    g = pg.Graph()
+    g.add_input("x", rows + (24,))
+    wg, wu, wd = f32(24, 40, scale=0.3), f32(24, 40, scale=0.3), f32(40, 24, scale=0.3)
+    bg, bu = f32(40), f32(40)
+    g.add_node("MatMul", ["x", c(g, "wg", wg)], ["g0"])
+    if bias:
+        g.add_node("Add", ["g0", c(g, "bg", bg)], ["g1"])
+    gi = "g1" if bias else "g0"
+    if gate_act == "silu":
+        g.add_node("Sigmoid", [gi], ["gs"])
+        g.add_node("Mul", [gi, "gs"], ["gate"])
+    else:
+        g.add_node("Identity", [gi], ["gate"])
+    g.add_node("MatMul", ["x", c(g, "wu", wu)], ["u0"])
+    if bias:
+        g.add_node("Add", ["u0", c(g, "bu", bu)], ["up"])
+    ui = "up" if bias else "u0"
+    g.add_node("Mul", [ui, "gate"] if swap else ["gate", ui], ["h"])
+    g.add_node("MatMul", ["h", c(g, "wd", wd)], ["y"])
+    g.add_output("y")
+    if up_reader:
+        g.add_output(ui)
+    x = f32(*rows, 24)
+    hg = x @ wg + (bg if bias else 0)
+    hu = x @ wu + (bu if bias else 0)
+    gate = hg / (1 + np.exp(-hg)) if gate_act == "silu" else hg
+    return g, {"x": x}, (gate * hu) @ wd
+
+
+def _gated_nodes(m):
+    return [n for n in pass_log(m).by_name("qkv_fusion").nodes if "gated=1" in n.attrs]
+
+
+@pytest.mark.parametrize("rows, bias, swap", [((2, 7), True, False), ((5,), False, True), ((1, 1), True, True)])
+def test_gate_up_pair_becomes_one_gated_product(rows, bias, swap):
+    """Mul(SiLU(x Wg + bg), x Wu + bu) -> one FusedMatMul over [Wg | Wu]
+    (gated=1, activation silu), the Mul gone; the same outputs as numpy
+    and level 0, the weight packed at level 3."""
+    g, feeds, ref = _mlp(rows, bias, swap)
+    m = pg.compile(g, level=3)
+    gated = _gated_nodes(m)
+    assert len(gated) == 1 and "activation=silu" in gated[0].attrs, [n.attrs for n in gated]
+    counts = ops_after(m)
+    assert "Mul" not in counts and counts.get("FusedMatMul", 0) == 1, counts
+    np.testing.assert_allclose(m.run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
+    run_levels(g, feeds)
+
+
+@pytest.mark.parametrize("case", ["up_read_elsewhere", "no_gate_activation"])
+def test_gate_up_pair_near_misses(case):
+    """An up product also read by another node (here a graph output), or a
+    Mul of two plain products, stays as it is."""
+    g, feeds, ref = _mlp((3, 4), True, False, up_reader=case == "up_read_elsewhere",
+                         gate_act="silu" if case == "up_read_elsewhere" else None)
+    m = pg.compile(g, level=3)
+    assert not _gated_nodes(m)
+    np.testing.assert_allclose(m.run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.fixture(scope="session")
+def exported_models(tmp_path_factory):
+    """tests/models/make_models.py's exports (one folder a session, shared
+    with test_onnx_models.py)."""
+    import test_onnx_models as tom
+    d = tom.model_files(tmp_path_factory, tom.MAKE_MODELS, "PEREGRINE_MODELS_DIR", "onnx_models",
+                        tom._missing_export_deps())
+    return tom, d, tom.read_manifest(d)
+
+
+@pytest.mark.parametrize("name", ["llama", "qwen2"])
+def test_gate_up_pair_fuses_on_exports_and_matches_ort(exported_models, name):
+    """The Llama / Qwen2 torch exports at level 3: one gated FusedMatMul per
+    layer, and every output still within 1e-4 of ONNX Runtime's at the
+    three input shapes (batch 1 sequence 1, padded batches)."""
+    import os
+    tom, d, man = exported_models
+    e = tom._entry(man, name, "torchscript")
+    path = os.path.join(d, e["file"])
+    m = pg.OnnxModel(path, level=3)
+    for k in range(3):
+        refs = tom.references(d, e)
+        feeds = tom._feeds_of_set(d, e, k)
+        want = {key.split(".", 2)[2]: a for key, a in refs.items() if key.startswith(f"set{k}.out.")}
+        got = m.run(feeds)
+        cm = m.compiled({n: a.shape for n, a in feeds.items()}, {n: feeds[n] for n in m._parsed.value_inputs})
+        assert len(_gated_nodes(cm)) == tom.LAYERS, [n.attrs for n in _gated_nodes(cm)]
+        for out_name, ref in want.items():
+            err = tom.rel_err(got[out_name], ref)
+            assert err <= tom.TOL, f"{name} set {k} {out_name}: relative error {err:.2e} against ORT"
+
+
 # ---- attention variants ---------------------------------------------------------------------
 
 def _attention_graph(scale_op="Div", mask=True, k_form="swap", prescale_q=False):

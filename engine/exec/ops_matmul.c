@@ -73,17 +73,35 @@ pg_status pg_bind_matmul(const pg_node *n, const pg_tensor *const *in, const pg_
     return PG_OK;
 }
 
-/* MatMul / FusedMatMul / QKVMatMul: room to pack an unpacked B per run. */
+/* A gated FusedMatMul's product: rows of A (any rank, rows of K) x 2F
+ * columns, in front of the product's own scratch. */
+static size_t gated_bytes(const pg_tensor *a, const pg_tensor *w)
+{
+    size_t K = (size_t)w->shape[0], N2 = (size_t)w->shape[1];
+    int64_t na = pg_tensor_numel(a);
+    size_t M = K && na > 0 ? (size_t)na / K : 0;
+    return pg_align_up(M * N2 * sizeof(float));
+}
+
+static int is_gated(const pg_node *n)
+{
+    return n->op == PG_OP_FUSED_MATMUL && pg_ir_attr_int(n, "gated", 0) != 0;
+}
+
+/* MatMul / FusedMatMul / QKVMatMul: room to pack an unpacked B per run
+ * (a gated FusedMatMul: its product first). */
 size_t pg_scratch_matmul(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                          int threads, const pg_binding *b)
 {
-    (void)n; (void)out; (void)threads;
+    (void)out; (void)threads;
     const pg_tensor *w = in[1];
+    size_t g = is_gated(n) && w->rank == 2 ? gated_bytes(in[0], w) : 0;
     if (pg_lowp_layout(w))
-        return pg_lowp_scratch(n, in);
+        return g + pg_lowp_scratch(n, in);
     if (w->layout == PG_LAYOUT_PACKED || w->rank < 2)
-        return 0;
-    return pg_gemm_scratch_bytes(b->kern[0], (size_t)w->shape[w->rank - 2], (size_t)w->shape[w->rank - 1]);
+        return g;
+    return g + pg_gemm_scratch_bytes(b->kern[0], (size_t)w->shape[w->rank - 2],
+                                     (size_t)w->shape[w->rank - 1]);
 }
 
 /* Gemm: A^T when transA, then room to pack B (or B^T) per run. */
@@ -234,6 +252,52 @@ static pg_status gemm_op(pg_kctx *k)
     return PG_OK;
 }
 
+/* FusedMatMul with gated = 1 (qkv_fusion's gate/up pair of an MLP):
+ * W = [Wg | Wu] [K, 2F], bias [bg | bu]; one product of A with all of W
+ * into scratch (fp32 or the lowp kernels, whichever W is packed for), then
+ * each row y = act(gate) * up while it is in cache. */
+static pg_status gated_matmul(pg_kctx *k, const float *bias, pg_act_kind act)
+{
+    const pg_tensor *a = k->in[0], *w = k->in[1];
+    size_t K = (size_t)w->shape[0], N2 = (size_t)w->shape[1], F = N2 / 2;
+    int64_t na = pg_tensor_numel(a);
+    size_t M = K && na > 0 ? (size_t)na / K : 0;
+    size_t prod = gated_bytes(a, w);
+    if (k->scratch_bytes < prod)
+        return pg_fail(PG_ERR_INTERNAL, "node '%s': scratch of %zu bytes, %zu needed for the "
+                       "gated product", k->node->name, k->scratch_bytes, prod);
+    if (M == 0 || F == 0)
+        return PG_OK;
+    float *P = k->scratch;
+    void *py[1] = { P };
+    pg_kctx kk = *k;
+    kk.scratch = (char *)k->scratch + prod;
+    kk.scratch_bytes = k->scratch_bytes - prod;
+    kk.y = py;
+    pg_status st;
+    if (pg_lowp_layout(w)) {
+        st = pg_lowp_matmul(&kk, bias, PG_ACTK_NONE);
+    } else {
+        pg_gemm_b bd;
+        b_desc(&bd, w, k->x[1], 0);
+        bd.ldb = N2;
+        st = pg_gemm2d(&kk, M, N2, K, k->x[0], K, &bd, 0, P, N2, bias, PG_ACTK_NONE, 1.0f);
+    }
+    if (st)
+        return st;
+    float *Y = k->y[0];
+    for (size_t i = 0; i < M; i++) {
+        float *g = P + i * N2;
+        const float *u = g + F;
+        float *y = Y + i * F;
+        if (act != PG_ACTK_NONE)
+            pg_apply_act(k->bind->kern[1], act, g, F);
+        for (size_t j = 0; j < F; j++)
+            y[j] = g[j] * u[j];
+    }
+    return PG_OK;
+}
+
 pg_status pg_exec_matmul(pg_kctx *k)
 {
     const pg_node *n = k->node;
@@ -250,6 +314,8 @@ pg_status pg_exec_matmul(pg_kctx *k)
             return pg_fail(PG_ERR_INVALID_ARG, "node '%s': unknown activation '%s'", n->name,
                            pg_ir_attr_string(n, "activation", ""));
         const float *bias = k->n_in > 2 ? k->x[2] : NULL;
+        if (is_gated(n))
+            return gated_matmul(k, bias, act);
         if (pg_lowp_layout(k->in[1]))
             return pg_lowp_matmul(k, bias, act);
         return matmul_nd(k, bias, act, pg_ir_attr_float(n, "alpha", 1.0f));

@@ -365,6 +365,12 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
             pg_infer_set_out(c, i, PG_DTYPE_FLOAT32, outr, shape);
         }
     } else {
+        /* gated (qkv_fusion's gate/up pair): W = [Wg | Wu], y = act(A Wg) * (A Wu) */
+        if (pg_ir_attr_int(c->n, "gated", 0)) {
+            if (N % 2 || b->rank != 2)
+                return FAIL(PG_ERR_SHAPE, "gated: the weight %s must be 2-D with an even N", sb);
+            shape[outr - 1] = N / 2;
+        }
         pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, outr, shape);
     }
     if (has_in(c, 2) && pg_tensor_numel(c->in[2]) != total)

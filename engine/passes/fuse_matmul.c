@@ -23,7 +23,9 @@
  * A missing bias next to present ones becomes zeros.  When an input feeds
  * more than three such products (rare), the first three in node order are
  * taken.  One product of [K, Nq+Nk+Nv] read only by a Split of its last
- * axis into three (GPT-2's c_attn) becomes a QKVMatMul the same way.
+ * axis into three (GPT-2's c_attn) becomes a QKVMatMul the same way.  An
+ * MLP's gate/up pair, Mul(act(A Wg + bg), A Wu + bu), becomes one
+ * FusedMatMul(A, [Wg | Wu], [bg | bu]) with gated = 1 (try_gate_up).
  *
  * Also in matmul_epilogue_fusion: a FusedMatMul on rows flattened by a
  * Reshape and unflattened by another (Gemm on [B*S, K]) takes the rows
@@ -438,6 +440,80 @@ static int try_split_qkv(pg_graph *g, pg_pass_ctx *c, pg_node *sp)
     return 1;
 }
 
+/* Mul(act(A Wg + bg), A Wu + bu) - an MLP's gate and up projections
+ * (Llama / Qwen2: down(silu(gate(x)) * up(x))), the gate a FusedMatMul
+ * with an activation, the up product with none, both of the same A with
+ * constant [K, F] weights and read only by the Mul, whose output has their
+ * shape -> one FusedMatMul(A, [Wg | Wu], [bg | bu]) with gated = 1: one
+ * packed product of 2F columns instead of two, the Mul in its epilogue. */
+static int try_gate_up(pg_graph *g, pg_pass_ctx *c, pg_node *mul)
+{
+    if (mul->n_inputs != 2 || mul->n_outputs != 1 || mul->inputs[0] == mul->inputs[1])
+        return 0;
+    const pg_tensor *yt = pm_tensor(g, mul->outputs[0]);
+    if (!yt || yt->dtype != PG_DTYPE_FLOAT32)
+        return 0;
+    proj p[2];   /* gate, up */
+    int have[2] = { 0, 0 };
+    for (int i = 0; i < 2; i++) {
+        int t = mul->inputs[i];
+        pg_node *n = pm_producer(g, t, PG_OP_UNKNOWN);
+        if (!n || pm_uses(g, t) != 1 || !pm_same_shape(pm_tensor(g, t), yt) ||
+            pg_ir_attr_int(n, "gated", 0) || pg_ir_attr_float(n, "alpha", 1.0f) != 1.0f)
+            return 0;
+        proj q;
+        if (!as_proj(g, n, n->n_inputs > 0 ? n->inputs[0] : -1, &q))
+            return 0;
+        int gate = strcmp(pg_ir_attr_string(n, "activation", "none"), "none") != 0;
+        if (have[!gate])
+            return 0;
+        p[!gate] = q;
+        have[!gate] = 1;
+    }
+    if (!have[0] || !have[1] || p[0].n->inputs[0] != p[1].n->inputs[0] || p[0].K != p[1].K ||
+        p[0].N != p[1].N)
+        return 0;
+    int a = p[0].n->inputs[0];
+    const pg_tensor *at = pm_tensor(g, a);
+    if (!at || at->dtype != PG_DTYPE_FLOAT32)
+        return 0;
+    int64_t K = p[0].K, F = p[0].N, N2 = 2 * F;
+    char wname[96], bname[96];
+    pg_ir_unique_name(g, "gate_up_weight", wname, sizeof wname);
+    int64_t wshape[2] = { K, N2 };
+    int w = pg_ir_add_const(g, wname, PG_DTYPE_FLOAT32, 2, wshape, NULL);
+    if (w < 0)
+        return -1;
+    float *wd = g->tensors[w]->data;
+    for (int i = 0; i < 2; i++) {
+        const float *src = g->tensors[p[i].n->inputs[1]]->data;
+        for (int64_t k = 0; k < K; k++)
+            memcpy(wd + k * N2 + i * F, src + k * F, sizeof(float) * (size_t)F);
+    }
+    int b = -1;
+    if (p[0].bias >= 0 || p[1].bias >= 0) {
+        pg_ir_unique_name(g, "gate_up_bias", bname, sizeof bname);
+        b = pg_ir_add_const(g, bname, PG_DTYPE_FLOAT32, 1, &N2, NULL);   /* zero-filled */
+        if (b < 0)
+            return -1;
+        float *bd = g->tensors[b]->data;
+        for (int i = 0; i < 2; i++)
+            if (p[i].bias >= 0)
+                memcpy(bd + i * F, g->tensors[p[i].bias]->data, sizeof(float) * (size_t)F);
+    }
+    char act[32];
+    snprintf(act, sizeof act, "%s", pg_ir_attr_string(p[0].n, "activation", "none"));
+    int nodes[3] = { p[0].n->id, p[1].n->id, mul->id };
+    int ins[3] = { a, w, b };
+    int out = mul->outputs[0];
+    int f = pg_pass_fuse(c, g, nodes, 3, "FusedMatMul", "gate_up", ins, b >= 0 ? 3 : 2, &out, 1);
+    if (f < 0)
+        return -1;
+    pg_ir_set_attr_string(g->nodes[f], "activation", act);
+    pg_ir_set_attr_int(g->nodes[f], "gated", 1);
+    return 1;
+}
+
 static pg_status run_qkv(pg_graph *g, pg_pass_ctx *c)
 {
     pg_status st = pg_pass_need_shapes(g, c);
@@ -459,6 +535,10 @@ static pg_status run_qkv(pg_graph *g, pg_pass_ctx *c)
     for (int id = 0; id < n0; id++)
         if (g->nodes[id] && g->nodes[id]->op == PG_OP_SPLIT && try_split_qkv(g, c, g->nodes[id]) < 0)
             return pg_last_status();
+    n0 = g->n_nodes;
+    for (int id = 0; id < n0; id++)
+        if (g->nodes[id] && g->nodes[id]->op == PG_OP_MUL && try_gate_up(g, c, g->nodes[id]) < 0)
+            return pg_last_status();
     return PG_OK;
 }
 
@@ -470,6 +550,7 @@ const pg_pass_def pg_pass_matmul_epilogue_fusion = {
 
 const pg_pass_def pg_pass_qkv_fusion = {
     "qkv_fusion", 2,
-    "three projections of one input with constant weights -> one QKVMatMul over [Wq|Wk|Wv]",
+    "three projections of one input with constant weights -> one QKVMatMul over [Wq|Wk|Wv]; "
+    "an MLP's gate/up pair Mul(act(A Wg), A Wu) -> one gated FusedMatMul over [Wg|Wu]",
     run_qkv,
 };
