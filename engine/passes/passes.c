@@ -35,11 +35,11 @@ static const pg_pass_def *const registry[] = {
     &pg_pass_matmul_epilogue_fusion,
     &pg_pass_conv_bn_fold,
     &pg_pass_conv_act_fusion,
-    &pg_pass_nchwc_layout,
-    &pg_pass_conv_prepack,
     &pg_pass_rotary_fusion,
     &pg_pass_attention_fusion,
     &pg_pass_qkv_fusion,
+    &pg_pass_nchwc_layout,
+    &pg_pass_conv_prepack,
     &pg_pass_lowp_prepack,
     &pg_pass_weight_prepack,
 };
