@@ -34,7 +34,8 @@
  * sc_j * bsum_j) (q6_K, its -32 folded into the same int32 sum): the C
  * references below are that formula; variants differ from them only in
  * fp32 rounding of the per-super-block conversion and the order of the
- * fp32 sum.  f16 / bf16: a plain fp32 dot (the reference sums in element
+ * fp32 sum (the 16 x 8 GEMM of kquant_panel.c converts per block of 32 /
+ * 16 and scales in fp32 there, within the same checkasm bound).  f16 / bf16: a plain fp32 dot (the reference sums in element
  * order). */
 #ifndef PG_KERNELS_KQUANT_H
 #define PG_KERNELS_KQUANT_H

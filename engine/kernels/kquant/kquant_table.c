@@ -7,8 +7,12 @@
  * h_gemm_8x1_avx512.S) driven over tiles of W's rows small enough to stay
  * in L2 (48 KiB), so each weight byte comes from DRAM once per batch; the
  * rows of X past the last multiple of 8 run the same ISA's GEMV over the
- * tile.  AVX2 has no such microkernel yet: its GEMM runs the GEMV for every
- * row of X over the same tiles (the rows form). */
+ * tile.  First on AVX-512 come the register-blocked GEMMs of
+ * kquant_panel.c (16 rows of W x 8 rows of X over packed weight panels for
+ * the k-quants; fp32 panels under the SGEMM's 12 x 32 microkernel for f16
+ * / bf16), 2-4x the 8 x 1 form at M = 64; the 8 x 1 ones stay as the
+ * next level.  AVX2 has no multi-row microkernel yet: its GEMM runs the
+ * GEMV for every row of X over the same tiles (the rows form). */
 #include <stdint.h>
 
 #include "../../gguf/ggml_types.h"
