@@ -229,6 +229,12 @@ def test_archs_with_spm_vocab_match_llama_cpp(spm_dir, arch, flavour, wtype):
             assert gap < NEAR_TIE * scale, (arch, flavour, wtype, n, gap, got, tokens)
         # what we generate reads as llama.cpp's text of the same ids
         assert ours.tokenizer.decode_bytes(got) == _ref_detokenize(ref, got, False)
+    # the decoder as a graph runs the same file
+    g = load_ours(path, graph=True)
+    ids = ref.tokenize(PROMPT.encode(), add_bos=True, special=True)
+    ours.reset()
+    np.testing.assert_allclose(g.eval(ids, logits_all=True), ours.eval(ids, logits_all=True),
+                               atol=1e-3 * float(np.abs(want).max()))
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
