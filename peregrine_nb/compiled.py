@@ -389,7 +389,9 @@ def compiled_file_info(path: str | os.PathLike, index: int = 0) -> dict[str, Any
     (its header and model ``index``, checked): models in the file, engine
     version, format version, arch, the CPU
     level and flags it was bound for, compile level, threads, planner,
-    SGEMM panel width of its packed weights, sizes."""
+    SGEMM panel width of its packed weights, sizes, and the precision
+    its products run in ("fp32", "bf16" or "int8-dynamic": what its
+    packed weights are for)."""
     fi = ffi.new("pg_model_file_info *")
     check(lib.pg_model_file_info_get(os.fsencode(os.fspath(path)), int(index), fi))
     return {"models": int(fi.n_models), "engine_version": cstr(fi.engine_version), "format_version": int(fi.format_version),
@@ -397,7 +399,8 @@ def compiled_file_info(path: str | os.PathLike, index: int = 0) -> dict[str, Any
             "level": int(fi.level), "threads": int(fi.threads), "threads_resolved": int(fi.threads_resolved),
             "pack_nr": int(fi.pack_nr), "planner": cstr(fi.planner), "file_bytes": int(fi.file_bytes),
             "graph_bytes": int(fi.graph_bytes), "data_bytes": int(fi.data_bytes),
-            "tensors": int(fi.n_tensors), "nodes": int(fi.n_nodes)}
+            "tensors": int(fi.n_tensors), "nodes": int(fi.n_nodes),
+            "precision": {v: k for k, v in PRECISIONS.items()}.get(int(fi.precision), "fp32")}
 
 
 def load_compiled(path: str | os.PathLike, index: int = 0, threads: int | None = None,

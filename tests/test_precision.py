@@ -167,11 +167,12 @@ def test_mask_walk_compile_and_rebind(mlp, level, precision):
             assert cos(o[name], ref[name]) >= MIN_COS[precision], (level, name)
 
 
-@pytest.mark.parametrize("precision", ["bf16", "int8-dynamic"])
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "int8-dynamic"])
 def test_save_and_load_keeps_the_packed_weights(mlp, tmp_path, precision):
     g, _, feeds, _ = mlp
     m = pg.compile(g, precision=precision)
     path = m.save(tmp_path / f"m_{precision}.pgm")
+    assert pg.compiled_file_info(path)["precision"] == m.precision
     back = pg.load_compiled(path)
     assert back.precision == m.precision
     a, b = m.run(feeds), back.run(feeds)

@@ -66,7 +66,7 @@ enum {
 enum {
     E_GRAPH_OFF = 0, E_GRAPH_BYTES = 8, E_GRAPH_SUM = 16, E_FLAGS = 24, E_LEVELNAME = 32,
     E_LEVEL = 48, E_THREADS = 52, E_THREADS_RES = 56, E_PACK_NR = 60, E_PLANNER = 64,
-    E_N_TENSORS = 96, E_N_NODES = 100
+    E_N_TENSORS = 96, E_N_NODES = 100, E_PRECISION = 104
 };
 
 /* ---- checksums ------------------------------------------------------------ */
@@ -259,6 +259,20 @@ static int64_t place_const(dedup *d, const void *p, size_t n)
 }
 
 /* One model's graph section into b; its constants placed in d. */
+/* The precision of a model's products (PG_PRECISION_*): int8 when any
+ * weight is packed for gemm_u8s8, else bf16 when any is for gemm_bf16. */
+static int32_t graph_precision(const pg_graph *g)
+{
+    int32_t p = PG_PRECISION_FP32;
+    PG_IR_FOR_TENSORS(g, t) {
+        if (t->layout == PG_LAYOUT_PACKED_U8S8)
+            return PG_PRECISION_INT8_DYNAMIC;
+        if (t->layout == PG_LAYOUT_PACKED_BF16)
+            p = PG_PRECISION_BF16;
+    }
+    return p;
+}
+
 static int encode_graph(const pg_model *m, wbuf *b, dedup *d, int *pack_nr, uint32_t *nt_out,
                         uint32_t *nn_out)
 {
@@ -394,6 +408,7 @@ static pg_status save_locked(const pg_model *const *models, int n_models, const 
         snprintf((char *)e + E_PLANNER, 32, "%.*s", (int)strcspn(m->plan.planner, "/"), m->plan.planner);
         put_at_u32(e, E_N_TENSORS, nt);
         put_at_u32(e, E_N_NODES, nn);
+        put_at_i32(e, E_PRECISION, graph_precision(m->g));
         at += gb[i].n;
     }
     uint64_t data_off = (at + DATA_ALIGN - 1) & ~(uint64_t)(DATA_ALIGN - 1);
@@ -515,7 +530,7 @@ typedef struct header {
 typedef struct entry {
     uint64_t graph_off, graph_bytes, graph_sum, flags;
     char level_name[16], planner[32];
-    int32_t level, threads, threads_resolved, pack_nr;
+    int32_t level, threads, threads_resolved, pack_nr, precision;
     uint32_t n_tensors, n_nodes;
 } entry;
 
@@ -602,6 +617,7 @@ static pg_status parse_entry(const char *path, const uint8_t *base, const header
     o->pack_nr = at_i32(e, E_PACK_NR);
     o->n_tensors = at_u32(e, E_N_TENSORS);
     o->n_nodes = at_u32(e, E_N_NODES);
+    o->precision = at_i32(e, E_PRECISION);
     uint64_t table_end = HEADER_BYTES + (uint64_t)hd->n_models * ENTRY_BYTES;
     if (o->graph_off < table_end || o->graph_off > hd->data_off || o->graph_bytes > hd->data_off - o->graph_off)
         return pg_fail(PG_ERR_FORMAT, "'%s': model %d's graph (%llu bytes at %llu) is outside the graph "
@@ -617,6 +633,9 @@ static pg_status parse_entry(const char *path, const uint8_t *base, const header
         strcmp(o->planner, "naive"))
         return pg_fail(PG_ERR_FORMAT, "'%s': model %d: planner '%.31s' is not one this engine has", path,
                        index, o->planner);
+    if (o->precision < PG_PRECISION_FP32 || o->precision > PG_PRECISION_INT8_DYNAMIC)
+        return pg_fail(PG_ERR_FORMAT, "'%s': model %d: precision code %d is not 0..2", path, index,
+                       (int)o->precision);
     if (o->pack_nr < 0 || o->pack_nr > MAX_PACK_NR)
         return pg_fail(PG_ERR_FORMAT, "'%s': model %d: panel width %d is out of range", path, index,
                        (int)o->pack_nr);
@@ -1177,6 +1196,7 @@ pg_status pg_model_file_info_get(const char *path, int index, pg_model_file_info
     out->data_bytes = hd.data_bytes;
     out->n_tensors = (int)en.n_tensors;
     out->n_nodes = (int)en.n_nodes;
+    out->precision = en.precision;
     return PG_OK;
 }
 

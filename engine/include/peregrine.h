@@ -382,6 +382,8 @@ PG_API const char *pg_model_text(const pg_model *m);
  *          48 i32 x 4 level, threads as asked (0 = default), threads resolved,
  *                     SGEMM panel width of its packed weights (0: none)
  *          64 char[32] planner;  96 u32 x 2 tensors, nodes
+ *          104 i32    the precision of its products (PG_PRECISION_*: int8
+ *                     or bf16 when any weight is packed for that GEMM)
  *   then each model's graph section: tensors (name, dtype, rank, dims,
  *   layout, panel width, const / input flags, a constant's data offset and
  *   bytes), nodes (name, op type, input and output tensor indices,
@@ -416,6 +418,7 @@ typedef struct pg_model_file_info {
     char planner[32];
     uint64_t file_bytes, graph_bytes, data_bytes;
     int n_tensors, n_nodes;
+    int precision;            /* PG_PRECISION_* of its products (packed bf16 / int8 weights) */
 } pg_model_file_info;
 
 /* Where a model's constants live and what loading it did. */
@@ -627,12 +630,14 @@ PG_API const char *pg_ggml_type_name(int type);
 PG_API int64_t pg_ggml_type_block_size(int type);
 PG_API int64_t pg_ggml_type_block_bytes(int type);
 
-/* ---- tokenizer: byte-level BPE from a GGUF file ---------------------- */
+/* ---- tokenizer: byte-level BPE or SentencePiece from a GGUF file ------ */
 
-/* Built from tokenizer.ggml.* metadata (model "gpt2"); copies what it needs,
- * so the GGUF may be closed afterwards.  Pre-tokenizers: "smollm" and its
- * family (every digit its own word, then the GPT-2 rules), "gpt-2" and its
- * family, "llama-bpe" and its family (llama 3); others are
+/* Built from tokenizer.ggml.* metadata (model "gpt2": byte-level BPE, or
+ * "llama": SentencePiece, merged by score with <0xNN> byte fallback, as
+ * Llama 2, Mistral, Gemma and Phi-3 files have it); copies what it needs,
+ * so the GGUF may be closed afterwards.  BPE pre-tokenizers: "smollm" and
+ * its family (every digit its own word, then the GPT-2 rules), "gpt-2" and
+ * its family, "llama-bpe" and its family (llama 3), "qwen2"; others are
  * PG_ERR_UNSUPPORTED. */
 typedef struct pg_tokenizer pg_tokenizer;
 
@@ -679,7 +684,9 @@ PG_API pg_status pg_tokenize(const pg_tokenizer *t, const char *text, size_t len
  * NUL-terminated. */
 PG_API pg_status pg_token_to_piece(const pg_tokenizer *t, int32_t id, int special,
                                    char *buf, size_t capacity, size_t *n_out);
-/* The bytes of a token sequence (pieces concatenated), same conventions. */
+/* The bytes of a token sequence (pieces concatenated; a SentencePiece
+ * vocabulary with add_space_prefix drops the first piece's leading space,
+ * as llama_detokenize does), same conventions. */
 PG_API pg_status pg_detokenize(const pg_tokenizer *t, const int32_t *ids, size_t n_ids,
                                int special, char *buf, size_t capacity, size_t *n_out);
 
