@@ -104,7 +104,7 @@ static void check_errors(void)
     float y[4], f[64] = { 0 };
     CHECK(pg_qgemv(-1, PG_GGML_Q4_1, 2, 48, W, 40, x, y, 1) == PG_ERR_SHAPE, "K = 48");
     CHECK(strstr(pg_last_error(), "multiple of 32"), "message: %s", pg_last_error());
-    CHECK(pg_qgemv(-1, PG_GGML_F32, 2, 32, W, 40, x, y, 1) == PG_ERR_DTYPE, "f32 weights");
+    CHECK(pg_qgemv(-1, PG_GGML_Q5_0, 2, 32, W, 40, x, y, 1) == PG_ERR_DTYPE, "q5_0 weights");
     CHECK(pg_qgemv(-1, PG_GGML_Q2_K, 2, 256, W, 84, x, y, 1) == PG_ERR_DTYPE, "q2_K weights");
     CHECK(pg_qgemv(-1, PG_GGML_Q4_K, 2, 128, W, 400, x, y, 1) == PG_ERR_SHAPE, "q4_K K = 128");
     CHECK(strstr(pg_last_error(), "multiple of 256"), "message: %s", pg_last_error());
