@@ -21,6 +21,12 @@ typedef struct pg_step {
     size_t            scratch_bytes;
     void             *state;
     const pg_binding *bind;     /* its kernels, bound at compile (m->binds) */
+    /* the pointers that are (views of) feeds, rebound per run: up to 4 as
+     * (slot: i for x[i], -1 - o for y[o], tensor id), here so a run reads
+     * no cold node or plan tables; n_feed -1: more, all rebound.  Every
+     * other pointer is fixed when the steps are built. */
+    int               n_feed;
+    int               feed_slot[4], feed_tid[4];
     char             *in_text, *out_text, *detail;
 } pg_step;
 
