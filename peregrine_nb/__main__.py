@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     emb.add_argument("--chunk-size", type=int, default=512, help="sentences per task")
     emb.add_argument("--buckets", default=None, help="padded lengths, comma-separated (default 16,24,32,48,64,96,128,192,256)")
     emb.add_argument("--model", default=None, help="a folder written by MiniLM.save (default: compiled and cached)")
+    emb.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                     help="without --model: the precision of the compiled, cached folder (default fp32)")
     args = parser.parse_args(argv)
     if args.command == "embed":
         return _embed(parser, args)
@@ -86,6 +88,8 @@ def _embed(parser, args) -> int:
             kw["buckets"] = buckets
         if args.model:
             kw["model"] = args.model
+        elif args.precision != "fp32":
+            kw["precision"] = args.precision
         client, cluster = None, None
         if args.scheduler:
             from distributed import Client
