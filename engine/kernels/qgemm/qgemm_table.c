@@ -25,7 +25,15 @@
 #if defined(__x86_64__)
 #define X86_AVX512VNNI (X86_AVX2 | PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | \
                         PG_CPU_AVX512VNNI)
-/* the register-blocked panel GEMM (kquant_panel.c) */
+/* the register-blocked panel GEMM (kquant_panel.c): 2-3x the 4x1 form at
+ * M = 64, but it rounds differently from the GEMV (one fp32 product per
+ * block and row against the GEMV's eight lanes per block), and on q8_0 /
+ * q4_0 files the decoder's batch / token-by-token agreement
+ * (test_llm_archs.py, 1e-3 of the logit range) needs the GEMM to give the
+ * GEMV's bits: a value rounded to f16 on one side of a tie in the KV cache
+ * moves later logits by ~1%.  So it comes after the 4x1 kernels (which
+ * share the GEMV's arithmetic) until a GEMV of the same arithmetic exists;
+ * checkasm checks it and pg_qgemm runs it by index. */
 #define PANEL_16X8(t)                                                                      \
     { "q" #t "_gemm_16x8_avx512vnni", "avx512vnni", X86_AVX512VNNI,                        \
       .fn = { .qgemm = pg_q##t##_gemm_16x8_avx512vnni }, NULL },
@@ -34,8 +42,8 @@
 #endif
 
 static const pg_variant q4_0[] = {
-    PANEL_16X8(4_0_q8_0)
     ASM_ROWS(4_0_q8_0)
+    PANEL_16X8(4_0_q8_0)
     { "q4_0_q8_0_gemm_c", "c", 0, .fn = { .qgemm = pg_q4_0_q8_0_gemm_c }, NULL },
 };
 static const pg_variant q4_1[] = {
@@ -43,8 +51,8 @@ static const pg_variant q4_1[] = {
     { "q4_1_q8_1_gemm_c", "c", 0, .fn = { .qgemm = pg_q4_1_q8_1_gemm_c }, NULL },
 };
 static const pg_variant q8_0[] = {
-    PANEL_16X8(8_0_q8_0)
     ASM_ROWS(8_0_q8_0)
+    PANEL_16X8(8_0_q8_0)
     { "q8_0_q8_0_gemm_c", "c", 0, .fn = { .qgemm = pg_q8_0_q8_0_gemm_c }, NULL },
 };
 
