@@ -26,14 +26,15 @@
 #define X86_AVX512VNNI (X86_AVX2 | PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | \
                         PG_CPU_AVX512VNNI)
 /* the register-blocked panel GEMM (kquant_panel.c): 2-3x the 4x1 form at
- * M = 64, but it rounds differently from the GEMV (one fp32 product per
- * block and row against the GEMV's eight lanes per block), and on q8_0 /
- * q4_0 files the decoder's batch / token-by-token agreement
- * (test_llm_archs.py, 1e-3 of the logit range) needs the GEMM to give the
- * GEMV's bits: a value rounded to f16 on one side of a tie in the KV cache
- * moves later logits by ~1%.  So it comes after the 4x1 kernels (which
- * share the GEMV's arithmetic) until a GEMV of the same arithmetic exists;
- * checkasm checks it and pg_qgemm runs it by index. */
+ * M = 64, first for q4_0 (as for the k-quants).  It rounds differently
+ * from the GEMV (one fp32 product per block and row against the GEMV's
+ * eight lanes per block), and test_llm_archs' batch / token-by-token
+ * agreement on q8_0 files (1e-3 of the logit range) needs the q8_0 GEMM to
+ * give the GEMV's bits: a K/V value rounded to f16 on the other side of a
+ * tie moves later rows' logits by ~1% in those random-weight models.  So
+ * for q8_0 it comes after the 4x1 kernels (which share the GEMV's
+ * arithmetic) until a GEMV of the panel's arithmetic exists; checkasm
+ * checks it and pg_qgemm runs it by index. */
 #define PANEL_16X8(t)                                                                      \
     { "q" #t "_gemm_16x8_avx512vnni", "avx512vnni", X86_AVX512VNNI,                        \
       .fn = { .qgemm = pg_q##t##_gemm_16x8_avx512vnni }, NULL },
@@ -42,8 +43,8 @@
 #endif
 
 static const pg_variant q4_0[] = {
-    ASM_ROWS(4_0_q8_0)
     PANEL_16X8(4_0_q8_0)
+    ASM_ROWS(4_0_q8_0)
     { "q4_0_q8_0_gemm_c", "c", 0, .fn = { .qgemm = pg_q4_0_q8_0_gemm_c }, NULL },
 };
 static const pg_variant q4_1[] = {
