@@ -172,3 +172,21 @@ def test_graph_vs_llama_cpp(model_dir, arch):
     err = np.abs(want - got)
     # test_llm_archs.py's tolerances (5% max / 1% mean of the logit range)
     assert err.max() <= 0.05 * rng and err.mean() <= 0.01 * rng
+
+
+def test_cli_graph_option(model_dir):
+    """`peregrine run --graph` prints the step list's text, byte for byte."""
+    import subprocess
+
+    from peregrine_nb._lib import bin_path
+    try:
+        exe = bin_path("peregrine")
+    except peregrine_nb.LibraryNotFoundError:
+        pytest.skip("the peregrine CLI is not built here")
+    path = model_file(model_dir, "qwen2", "q8_0")
+    args = [str(exe), "run", "-m", str(path), "-p", "Hello, world", "-n", "8", "-t", "1",
+            "--ignore-eos"]
+    a = subprocess.run(args, capture_output=True, timeout=120)
+    b = subprocess.run(args + ["--graph"], capture_output=True, timeout=120)
+    assert a.returncode == 0 and b.returncode == 0, (a.stderr, b.stderr)
+    assert a.stdout and a.stdout == b.stdout

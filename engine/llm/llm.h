@@ -6,6 +6,7 @@
  *   llm_forward.c    runs the step list over a batch of tokens; eval API
  *   llm_matmul.c     quantised weights x activations (GEMV and GEMM forms)
  *   llm_attention.c  RoPE, the KV cache, grouped-query attention
+ *   llm_graph.c      the same decoder as a Peregrine graph (pg_llm_options.graph)
  *   sampler.c        greedy / temperature / top-k / top-p / penalties
  *
  * Why a dedicated step list and not the graph compiler: the graph compiler
@@ -14,7 +15,15 @@
  * forward pass is "compiled" once at load into a flat list of steps whose
  * buffers are fixed offsets of one arena sized for the largest batch; a run
  * walks the list with the batch size and position as its only arguments and
- * allocates nothing. */
+ * allocates nothing.
+ *
+ * The graph form (llm_graph.c, pg_llm_options.graph) answers the same
+ * problem inside the compiler: two static shapes (1 row, max_batch rows)
+ * whose ops read the run's row count and position from an input, and the
+ * KV cache as the planner's persistent buffer class.  It runs the same
+ * kernels in the same order (its logits are the step list's bit for bit);
+ * the step list stays the default until the graph is measured as fast
+ * (benchmarks/bench_llm_graph.py). */
 #ifndef PG_LLM_LLM_H
 #define PG_LLM_LLM_H
 
