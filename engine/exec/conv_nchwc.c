@@ -4,13 +4,31 @@
  * nchwc = 16, and ReorderInput / ReorderOutput at the region's edges.
  *
  * Layout: [N, ceil(C / 16), H, W, 16] (conv_nchwc.h spells it out).  Why
- * blocked, by measurement (benchmarks/bench_cnn.py, 1 thread, batch 1,
- * this shared 2-vCPU machine, GFLOP/s of the conv alone against the
- * 211.7 GFLOP/s measured FMA peak, before -> after):
+ * blocked, by measurement (benchmarks/bench_cnn.py, 1 thread, batch 1, this
+ * shared 2-vCPU machine; conv layers in GFLOP/s against the ~200 GFLOP/s
+ * measured FMA peak; the NCHW column is the im2col + 12x32 SGEMM form of
+ * conv_fast.c, which nchwc_layout replaces on AVX-512):
  *
- *   layer                 NCHW im2col + SGEMM      NCHW16c direct (conv_nchwc)
- *   ResNet-18 3x3 64@56        87.7 (41%)            checkasm row: 160 (76%)
- *   (the full per-layer table with this path is in bench_cnn.py's output)
+ *   layer                  NCHW (GEMM form)   NCHW16c (conv_nchwc)   ORT (NCHWc)
+ *   ResNet-18 7x7/2 stem        76.8 (36%)          88.6 (46%)           114
+ *   ResNet-18 3x3 64@56         87.7 (41%)         148.7 (77%)           143
+ *   ResNet-18 3x3 128@28        97.3 (46%)         137.2 (71%)           151
+ *   ResNet-18 3x3 256@14        81.1 (38%)         129.1 (67%)           133
+ *   ResNet-18 3x3 512@7         91.6 (43%)          88.9 (46%)            99
+ *   ResNet-18 1x1/2 128->256    49.6 (23%)         155.7 (80%)           136
+ *   the kernel alone (checkasm, a 3x3 64->64 row of 56): 160-167 (76-79%)
+ *
+ *   whole network, x ORT's latency    NCHW (last session)   NCHW16c
+ *   ResNet-18                              1.42                 1.01 - 1.17
+ *   MobileNetV2                            1.19                 0.80 - 1.15
+ *   (the spread is this machine's load from run to run; by thread CPU
+ *   time, which the load disturbs less: ResNet-18 0.95 - 1.11, MobileNetV2
+ *   0.95 - 1.04)
+ *
+ * The 7x7 layers are short of the rest: their 9 MB of weights come from
+ * memory once per run (a prefetch of the next input tile's weights from
+ * the kernel was tried and measured slower), and 7 pixels a row make
+ * chunks of 4 + 3.
  *
  * The NCHW form spends its time outside the FMAs: the im2col gather and
  * the panel packing move K x pixels floats per output block, the SGEMM
@@ -39,12 +57,24 @@
  * Padding: the conv kernel never tests a bound.  Rows outside the input
  * are left out of its kh; output pixels whose window crosses the left or
  * right edge go one at a time with their kx range (1 or 2 per row for a
- * 3x3), the rest in one call.  The depthwise form copies each block's
- * plane once into a zero-padded plane (one pass over the input against
- * kh kw FMAs per output element).
+ * 3x3), the rest in one call; a plane 16 wide or less is padded once
+ * instead (every pixel interior).  The depthwise form reads the input rows
+ * in place (a zero row for the padding) and takes the edge pixels from a
+ * padded copy of their window; planes 30 wide or less are padded once.
+ * A group's weights past a third of L2 (of L1 on planes of 14 x 14 or
+ * less) go in input-channel tiles that every row passes over before the
+ * next tile, the partial sums accumulating in y (ACCUMULATE).
  *
- * Threads: tasks are (image, filter group, output row) for the direct
- * conv and (image, block) for depthwise and the pools. */
+ * Threads: tasks are (image, filter group, output row) for the direct conv
+ * (all rows of a group when its weights are tiled), (image, block, output
+ * row) for depthwise, (image, block) for the pools, handed out from the
+ * pool's shared counter (a fixed slice per worker stalled every step on a
+ * preempted worker).
+ *
+ * Not done: AVX2 (8c) and NEON (4c) rows of conv_nchwc - there the pass
+ * leaves the network in NCHW on the SGEMM path; the residual Add + Relu
+ * as the conv's epilogue (the kernel's ACCUMULATE takes it, the pass does
+ * not fuse it yet); HardSwish / SiLU convs stay NCHW (a region edge). */
 #include <math.h>
 #include <string.h>
 
@@ -246,12 +276,21 @@ static void gap_blocks(void *ctx, int64_t begin, int64_t end)
     for (int64_t t = begin; t < end; t++) {
         int64_t img = t / j->CB, cb = t % j->CB;
         const float *x = j->X + t * S * NB;
+        /* float sums over runs of 64 pixels (whole vectors), added in double */
         double s[NB];
         for (int l = 0; l < NB; l++)
             s[l] = 0.0;
-        for (int64_t p = 0; p < S; p++)
+        for (int64_t p0 = 0; p0 < S; p0 += 64) {
+            int64_t p1 = p0 + 64 < S ? p0 + 64 : S;
+            float r[NB];
             for (int l = 0; l < NB; l++)
-                s[l] += x[p * NB + l];
+                r[l] = 0.0f;
+            for (int64_t p = p0; p < p1; p++)
+                for (int l = 0; l < NB; l++)
+                    r[l] += x[p * NB + l];
+            for (int l = 0; l < NB; l++)
+                s[l] += r[l];
+        }
         for (int l = 0; l < NB && cb * NB + l < j->C; l++)
             j->Y[img * j->C + cb * NB + l] = (float)(s[l] / (double)S);
     }

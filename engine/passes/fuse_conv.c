@@ -35,6 +35,12 @@
  * op left in NCHW or is a graph output: reorders only at the edges of the
  * blocked region.
  *
+ * conv_prepack (level 3): a conv left on the GEMM form (NCHW: no blocked
+ * kernel on this CPU, or an op the blocked region does not take) whose bias
+ * rides as A's last column gets that A - W with the bias after each row -
+ * made here once, as the node's tensor attribute "value" (its step's
+ * state), instead of a copy per run into scratch.
+ *
  * MaxPool's fast path (exec/pool_fast.c) is its own executor's choice now,
  * as Conv's is; the FastMaxPool op stays for graphs saved with it. */
 #include <math.h>
