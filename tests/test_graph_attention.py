@@ -69,6 +69,18 @@ def test_seq_lengths_vs_numpy(S):
     np.testing.assert_allclose(y, ref, atol=2e-5, rtol=1e-4)
 
 
+@pytest.mark.parametrize("kt", [0, 1])
+@pytest.mark.parametrize("Sk, D, Dv, mask_shape, causal", [(37, 16, 16, None, 0), (128, 64, 64, (2, 1, 1, 128), 0),
+                                                        (9, 17, 5, (2, 3, 1, 9), 1), (1, 8, 8, None, 0)])
+def test_one_query_row(kt, Sk, D, Dv, mask_shape, causal):
+    """Sq = 1 (a decode step over a KV cache) runs as matrix-vector products
+    on K and V in place: the same as numpy, at 1 and 2 threads."""
+    for threads in (1, 2):
+        y, ref, _, _ = run(2, 3, 1, Sk, D, Dv, mask_shape=mask_shape, causal=causal, kt=kt,
+                           threads=threads)
+        np.testing.assert_allclose(y, ref, atol=2e-5, rtol=1e-4)
+
+
 @pytest.mark.parametrize("D,Dv", [(8, 8), (17, 5), (64, 64), (40, 24)])
 def test_head_dims(D, Dv):
     y, ref, _, _ = run(2, 3, 45, 45, D, Dv)

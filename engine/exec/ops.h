@@ -25,13 +25,14 @@
  *                                         of its panel width), kern[1] the
  *                                         activation's table when the SGEMM
  *                                         epilogue lacks it
- *   FusedAttention                        kern[0] sgemm, kern[1] softmax
+ *   FusedAttention                        kern[0] sgemm, kern[1] softmax, kern[2]
+ *                                         gemv_nk, kern[3] gemv (one query row)
  *   Add, Mul                              kern[0] vadd, vmul
  *   Tanh Sigmoid SiLU Exp Gelu            kern[0] its elementwise table
  *   Softmax, LayerNormalization, RMSNorm  kern[0] the row kernel
  * A NULL role: the executor's plain loop (an op or dtype with no table). */
 typedef struct pg_binding {
-    const pg_variant *kern[3];   /* [2]: a low-precision product's converter / quantiser */
+    const pg_variant *kern[4];   /* [2]: a low-precision product's converter / quantiser */
 } pg_binding;
 
 typedef struct pg_kctx {

@@ -9,6 +9,11 @@
  *     row through the softmax kernel with its scale and additive mask row,
  *     then O_tile = P . V by the microkernel straight into the output.
  *
+ * One query row (Sq = 1, a decode step over a KV cache) skips the packs:
+ * S = K q by gemv_nk on K's rows as they are (gemv on K^T when K arrives
+ * as [D, Sk]) and O = P V by gemv on V's rows, so K and V are read once
+ * instead of copied into panels first and read again.
+ *
  * A whole row of keys fits the tile (TQ shrinks as Sk grows so that a tile
  * stays near SCORE_BUDGET floats, in L1), so no online-softmax rescaling is
  * needed.  (batch, head) pairs are shared out to `threads` slots, each with
@@ -41,6 +46,8 @@
 
 #include "../core/error.h"
 #include "../core/threadpool.h"
+#include "../kernels/gemv/gemv.h"
+#include "../kernels/gemv_nk/gemv_nk.h"
 #include "../kernels/sgemm/sgemm.h"
 #include "../kernels/softmax/softmax.h"
 #include "gemm.h"
@@ -120,6 +127,8 @@ pg_status pg_bind_attention(const pg_node *n, const pg_tensor *const *in, const 
     (void)n; (void)in; (void)out;
     b->kern[0] = pg_kernel_select(&pg_kernels_sgemm);
     b->kern[1] = pg_kernel_select(&pg_kernels_softmax);
+    b->kern[2] = pg_kernel_select(&pg_kernels_gemv_nk);
+    b->kern[3] = pg_kernel_select(&pg_kernels_gemv);
     return PG_OK;
 }
 
@@ -143,6 +152,8 @@ typedef struct attn_job {
     attn_geom g;
     pg_sgemm_ukernel_fn kern;
     pg_f32_softmax_fn softmax;
+    pg_f32_gemv_nk_fn gemv_nk;    /* one query row: S = K q, NULL: the tile path */
+    pg_f32_gemv_fn gemv;          /* one query row: O = P V (and S = q K^T) */
     const float *Q, *K, *V;
     const void *mask;
     float *O;
@@ -205,6 +216,21 @@ static size_t live_keys(size_t Sk, const float *x, float scale, const float *mas
     return L;
 }
 
+/* Scores row si of query row i (absolute) -> its probabilities, in place. */
+static void softmax_row(const attn_job *j, int64_t b, int64_t h, int64_t i, float *si, float *mrow)
+{
+    size_t Sk = (size_t)j->Sk;
+    const float *mk = mask_row(j, b, h, i, mrow);
+    size_t L = mk ? live_keys(Sk, si, j->scale, mk) : Sk;
+    j->softmax(L, si, j->scale, mk, si);
+    for (size_t c = L; c < Sk; c++)
+        si[c] = 0.0f;
+    if (j->nan_to_zero)
+        for (size_t c = 0; c < Sk; c++)
+            if (si[c] != si[c])
+                si[c] = 0.0f;   /* Where(IsNaN(P), 0, P) */
+}
+
 static void attend_pair(const attn_job *j, float *slot, size_t bh)
 {
     const attn_geom *g = &j->g;
@@ -237,6 +263,16 @@ static void attend_pair(const attn_job *j, float *slot, size_t bh)
                 o0[i * ldo + c] = NAN;   /* softmax over no keys */
         return;
     }
+    if (Sq == 1 && j->gemv && j->gemv_nk) {
+        /* one query row: matrix-vector products on K and V in place */
+        if (j->ktr)
+            j->gemv(Sk, D, q0, k0, Sk, NULL, S);
+        else
+            j->gemv_nk(Sk, D, q0, k0, ldk, NULL, S);
+        softmax_row(j, b, h, 0, S, mrow);
+        j->gemv(Dv, Sk, S, v0, ldv, NULL, o0);
+        return;
+    }
     if (j->ktr)
         pg_sgemm_pack_panels(D, Sk, k0, Sk, nr, Kp);
     else
@@ -259,18 +295,8 @@ static void attend_pair(const attn_job *j, float *slot, size_t bh)
             for (size_t i = 0; i < t; i += mr)
                 j->kern(t - i < mr ? t - i : mr, w, D, qt + i * ldq, ldq, bp, S + i * lds + c, lds, &ep);
         }
-        for (size_t i = 0; i < t; i++) {
-            float *si = S + i * lds;
-            const float *mk = mask_row(j, b, h, (int64_t)(i0 + i), mrow);
-            size_t L = mk ? live_keys(Sk, si, j->scale, mk) : Sk;
-            j->softmax(L, si, j->scale, mk, si);
-            for (size_t c = L; c < Sk; c++)
-                si[c] = 0.0f;
-            if (j->nan_to_zero)
-                for (size_t c = 0; c < Sk; c++)
-                    if (si[c] != si[c])
-                        si[c] = 0.0f;   /* Where(IsNaN(P), 0, P) */
-        }
+        for (size_t i = 0; i < t; i++)
+            softmax_row(j, b, h, (int64_t)(i0 + i), S + i * lds, mrow);
         /* O_tile = P . V */
         for (size_t c = 0; c < Dv; c += nr) {
             size_t w = Dv - c < nr ? Dv - c : nr;
@@ -347,6 +373,8 @@ pg_status pg_exec_attention(pg_kctx *k)
     }
     j->kern = k->bind->kern[0]->fn.sgemm;
     j->softmax = k->bind->kern[1]->fn.softmax;
+    j->gemv_nk = k->bind->kern[2] ? k->bind->kern[2]->fn.gemv_nk : NULL;
+    j->gemv = k->bind->kern[3] ? k->bind->kern[3]->fn.gemv : NULL;
     j->Q = k->x[0];
     j->K = k->x[1];
     j->V = k->x[2];
