@@ -324,7 +324,9 @@ void checkasm_check_sgemm(void)
                    peak, pg_measure_fma_peak_gflops(2));
             static const size_t shapes[][3] = { { 256, 256, 256 }, { 512, 512, 512 },
                                                 { 1024, 1024, 1024 }, { 128, 384, 384 },
-                                                { 128, 384, 1536 }, { 128, 1536, 384 } };
+                                                { 128, 384, 1536 }, { 128, 1536, 384 },
+                                                /* BERT-base's layer products */
+                                                { 128, 768, 2304 }, { 128, 3072, 768 } };
             for (int i = 0; i < PG_COUNTOF(shapes); i++)
                 bench_driver(v, shapes[i][0], shapes[i][2], shapes[i][1], peak);
         }
