@@ -506,7 +506,7 @@ pg_status pg_tokenize(const pg_tokenizer *t, const char *text, size_t len, int a
     free(e.cps);
     free(e.word);
     free(e.words.len);
-    pg_bpe_scratch_free(&e.bpe);
+    pg_merge_scratch_free(&e.bpe);
     pg_spm_scratch_free(&e.spm);
     if (oom)
         return pg_fail(PG_ERR_NOMEM, "pg_tokenize: out of memory");

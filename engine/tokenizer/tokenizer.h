@@ -4,6 +4,7 @@
  *
  *   tokenizer.c   API: load from GGUF, special-token split, encode, decode
  *   pretokenize.c the pre-tokenizer rules (text -> words), BPE only
+ *   merge.c       the merge loop both share (pairs queued by a key)
  *   bpe.c         merges by rank inside one word
  *   spm.c         SentencePiece: merges by score, byte fallback, U+2581
  *   strmap.c      string -> int tables (vocabulary, merge ranks)
@@ -90,29 +91,56 @@ struct pg_tokenizer {
     int16_t         cp_byte[324];        /* its inverse: code point -> byte, -1 */
 };
 
+/* ---- the merge loop both vocabularies share (merge.c) ---- */
+
+typedef struct pg_merge_sym {
+    size_t start, len;   /* len 0: merged into its left neighbour */
+    long   prev, next;   /* -1 at the ends */
+} pg_merge_sym;
+
+typedef struct pg_merge_pair {
+    double key;
+    long   left, right;
+    size_t left_len, right_len;   /* the sides' lengths when queued */
+} pg_merge_pair;
+
 /* Scratch for one encode call (grown as needed, freed at the end). */
-typedef struct pg_bpe_scratch {
-    struct pg_bpe_sym  *sym;
-    size_t              sym_cap;
-    struct pg_bpe_pair *heap;
-    size_t              heap_n, heap_cap;
-    int                 oom;
-} pg_bpe_scratch;
+typedef struct pg_merge_scratch {
+    pg_merge_sym  *sym;
+    size_t         sym_cap;
+    pg_merge_pair *heap;
+    size_t         heap_n, heap_cap;
+    int            oom;
+} pg_merge_scratch;
+
+/* Whether the pieces piece[0, a_len) and piece[a_len, a_len + b_len) merge,
+ * and with what key (the highest merges first). */
+typedef int (*pg_merge_key_fn)(const void *ctx, const uint8_t *piece, size_t a_len, size_t b_len,
+                               double *key);
+
+/* Merge text[0, len) from its UTF-8 characters; returns the symbol count
+ * (s->sym[0] first, then along .next; merged-away ones have len 0).  Out
+ * of memory sets s->oom. */
+long pg_merge_run(pg_merge_scratch *s, const uint8_t *text, size_t len,
+                  pg_merge_key_fn key_of, const void *ctx);
+void pg_merge_scratch_free(pg_merge_scratch *s);
+/* Grow *p to hold need elements (doubling); 0 when out of memory. */
+int pg_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/* ---- byte-level BPE (bpe.c) ---- */
+
+typedef pg_merge_scratch pg_bpe_scratch;
 
 /* Merge one byte-mapped word and hand each resulting id to emit. */
 void pg_bpe_word(const pg_tokenizer *t, pg_bpe_scratch *s, const char *word, size_t len,
                  void (*emit)(void *ctx, int32_t id), void *ctx);
-void pg_bpe_scratch_free(pg_bpe_scratch *s);
 
 /* ---- SentencePiece (spm.c) ---- */
 
 typedef struct pg_spm_scratch {
     uint8_t            *text;   /* the fragment with spaces as U+2581 */
     size_t              text_cap;
-    struct pg_spm_sym  *sym;
-    size_t              sym_cap;
-    struct pg_spm_pair *heap;
-    size_t              heap_n, heap_cap;
+    pg_merge_scratch    merge;
     int                 oom;
 } pg_spm_scratch;
 
