@@ -31,7 +31,7 @@
  *             (pg_graph_op_get_info), then aliases and unknown names
  *   nodename  byte % 4 == 0: NULL (generated), 255: "", else "n<byte / 4>"
  *   noderef   byte < 192: the last node added, else "n<byte % 64>"
- *   attr      ATTRS[byte % 44]
+ *   attr      ATTRS[byte % 72]
  *   int       byte < 240: INTS[byte % 16], else BIG_INTS[byte - 240]
  *   float     FLOATS[byte % 16]
  *   string    STRINGS[byte % 28]
@@ -74,7 +74,7 @@ static const int64_t BIG_INTS[16] = {
 };
 #define FLOATS_INIT { 0.0f, 1.0f, -1.0f, 0.5f, 2.0f, -2.0f, 3.0f, 0.25f, 1e-5f, 10.0f, -0.5f, \
                       100.0f, NAN, INFINITY, -INFINITY, 1e30f }
-#define N_ATTRS 44
+#define N_ATTRS 72
 static const char *const ATTRS[N_ATTRS] = {
     "axis", "axes", "perm", "transA", "transB", "alpha", "beta", "epsilon", "keepdims", "to",
     "approximate", "activation", "splits", "split", "scale", "causal", "k_transposed",
@@ -82,6 +82,10 @@ static const char *const ATTRS[N_ATTRS] = {
     "value_ints", "allowzero", "noop_with_empty_axes", "start", "end", "num_outputs", "bogus",
     "batch_dims", "equation", "exclusive", "fmod", "largest", "mode", "num_groups", "reduction",
     "reverse", "select_last_index", "upper", "sorted", "min", "max",
+    /* the GGUF decoder's ops, then the NCHWc reorders and Conv */
+    "wtype", "n_embd", "act_type", "K", "N", "tail", "heads", "head_dim", "n_rot", "neox",
+    "positions", "width", "layer", "n_head", "n_head_kv", "window", "softcap", "kq_scale", "q_scale",
+    "nchwc", "channels", "kernel_shape", "strides", "pads", "dilations", "group", "auto_pad", "blocksize",
 };
 #define N_STRINGS 28
 static const char *const STRINGS[N_STRINGS] = {

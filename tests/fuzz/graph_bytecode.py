@@ -41,7 +41,11 @@ ATTRS = ["axis", "axes", "perm", "transA", "transB", "alpha", "beta", "epsilon",
          "num_heads", "qkv_layout", "value", "value_float", "value_floats", "value_int",
          "value_ints", "allowzero", "noop_with_empty_axes", "start", "end", "num_outputs", "bogus",
          "batch_dims", "equation", "exclusive", "fmod", "largest", "mode", "num_groups", "reduction",
-         "reverse", "select_last_index", "upper", "sorted", "min", "max"]
+         "reverse", "select_last_index", "upper", "sorted", "min", "max",
+         # the GGUF decoder's ops, then the NCHWc reorders and Conv
+         "wtype", "n_embd", "act_type", "K", "N", "tail", "heads", "head_dim", "n_rot", "neox",
+         "positions", "width", "layer", "n_head", "n_head_kv", "window", "softcap", "kq_scale", "q_scale",
+         "nchwc", "channels", "kernel_shape", "strides", "pads", "dilations", "group", "auto_pad", "blocksize"]
 STRINGS = ["none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "silu", "bshd",
            "bhsd", "erf", "", "bogus", "1", "axis", "NONE", "gelu_erf",
            "constant", "reflect", "edge", "wrap", "add", "mul", "ij,jk->ik", "ii->i",

@@ -389,6 +389,62 @@ def cnn_graph_seeds() -> dict:
     }
 
 
+def llm_graph_seeds() -> dict:
+    """One program per op of the GGUF decoder's graph (engine/graph/infer_llm.c)
+    and the NCHWc reorders.  Dims stop at 8, so weights are f32 (ggml type 0:
+    one-element blocks) where they can be; wider tensors (q8 blocks of 32,
+    16-wide heads) come from KVCache nodes, whose sizes are attributes."""
+    from graph_bytecode import Asm
+
+    f32, i32, u8 = "float32", "int32", "uint8"
+    ctl = [2, 0, 0]   # rows, position, first logits row
+    return {
+        "GGUFEmbed": Asm().init("t0", i32, [1, 3]).init("t1", u8, np.arange(32).reshape(4, 8) % 9)
+        .init("t2", i32, ctl).node("GGUFEmbed", ["t0", "t1", "t2"], ["t3"], name="n1")
+        .attr(None, "wtype", 0).attr(None, "n_embd", 2).output("t3"),
+        "GGUFQuantize": Asm().node("KVCache", [], ["t0"], name="n1").attr(None, "positions", 2)
+        .attr(None, "width", 64).init("t1", i32, ctl)
+        .node("GGUFQuantize", ["t0", "t1"], ["t2"], name="n2").attr(None, "act_type", 8).output("t2"),
+        # K must be a multiple of 32 and init data stops at 8, so the wide
+        # tensors come from KVCache nodes (their sizes are attributes): the f16
+        # weight [2, 128 bytes] is a [4, 64] cache reshaped and cast
+        "GGUFMatMul": Asm().node("KVCache", [], ["t0"], name="n1").attr(None, "positions", 2)
+        .attr(None, "width", 64).node("KVCache", [], ["t1"], name="n2").attr(None, "positions", 4)
+        .attr(None, "width", 64).attr(None, "layer", 1).init("t2", "int64", [2, -1])
+        .node("Reshape", ["t1", "t2"], ["t3"], name="n3").node("Cast", ["t3"], ["t4"], name="n4")
+        .attr(None, "to", 2).init("t5", i32, ctl)
+        .node("GGUFMatMul", ["t0", "t4", "t5"], ["t6"], name="n5").attr(None, "wtype", 1)
+        .attr(None, "K", 64).attr(None, "N", 2).attr(None, "tail", 0).output("t6"),
+        "LLMRotary": Asm().input("t0", f32, (2, 4)).init("t1", f32, np.full((3, 2), 0.5))
+        .init("t2", f32, np.full((3, 2), 0.25)).init("t3", i32, ctl)
+        .node("LLMRotary", ["t0", "t1", "t2", "t3"], ["t4"], name="n1").attr(None, "heads", 1)
+        .attr(None, "head_dim", 4).attr(None, "n_rot", 4).attr(None, "neox", 1).output("t4"),
+        "KVCache": Asm().node("KVCache", [], ["t0"], name="n1").attr(None, "positions", 4)
+        .attr(None, "width", 8).attr(None, "layer", 0).output("t0"),
+        "KVCacheWrite": Asm().node("KVCache", [], ["t0"], name="n1").attr(None, "positions", 4)
+        .attr(None, "width", 2).input("t1", f32, (2, 2)).init("t2", i32, ctl)
+        .node("KVCacheWrite", ["t0", "t1", "t2"], ["t3"], name="n2").output("t3"),
+        "CachedAttention": Asm().node("KVCache", [], ["t0"], name="n1").attr(None, "positions", 2)
+        .attr(None, "width", 16).node("KVCache", [], ["t1"], name="n2").attr(None, "positions", 4)
+        .attr(None, "width", 16).node("KVCache", [], ["t2"], name="n3").attr(None, "positions", 4)
+        .attr(None, "width", 16).attr(None, "layer", 1).init("t3", i32, ctl)
+        .node("CachedAttention", ["t0", "t1", "t2", "t3"], ["t4"], name="n4").attr(None, "n_head", 1)
+        .attr(None, "n_head_kv", 1).attr(None, "head_dim", 16).attr(None, "kq_scale", 0.25).output("t4"),
+        "ReorderInput": Asm().input("t0", f32, (1, 3, 2, 2)).node("ReorderInput", ["t0"], ["t1"], name="n1")
+        .attr(None, "nchwc", 16).output("t1"),
+        "ReorderOutput": Asm().input("t0", f32, (1, 3, 2, 2)).node("ReorderInput", ["t0"], ["t1"], name="n1")
+        .attr(None, "nchwc", 16).node("ReorderOutput", ["t1"], ["t2"], name="n2").attr(None, "nchwc", 16)
+        .attr(None, "channels", 3).output("t2"),
+        # the pools and depth/space ops with the attributes they need
+        "MaxPool_k2": Asm().input("t0", f32, (1, 2, 4, 4)).node("MaxPool", ["t0"], ["t1"], name="n1")
+        .attr(None, "kernel_shape", [2, 2]).attr(None, "strides", [2, 2]).output("t1"),
+        "AveragePool_pads": Asm().input("t0", f32, (1, 2, 4, 4)).node("AveragePool", ["t0"], ["t1"], name="n1")
+        .attr(None, "kernel_shape", [3, 3]).attr(None, "pads", [1, 1, 1, 1]).output("t1"),
+        "DepthToSpace_b2": Asm().input("t0", f32, (1, 4, 2, 3)).node("DepthToSpace", ["t0"], ["t1"], name="n1")
+        .attr(None, "blocksize", 2).output("t1"),
+    }
+
+
 def graph_seeds() -> dict[str, bytes]:
     from graph_bytecode import Asm, op_names
 
@@ -507,6 +563,7 @@ def graph_seeds() -> dict[str, bytes]:
         .node("Einsum", ["t0", "t1"], ["t2"], name="n1").attr(None, "equation", "ij,jk->ik").output("t2"),
     })
     progs.update(cnn_graph_seeds())
+    progs.update(llm_graph_seeds())
     progs.update(quant_graph_seeds())
     for op in ["Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "LessOrEqual", "Greater",
                "GreaterOrEqual"]:
@@ -522,7 +579,7 @@ def graph_seeds() -> dict[str, bytes]:
                             .node("Pad", ["t0", "t1"], ["t2"], name="n1").attr(None, "mode", "reflect").output("t2"))
     progs["Einsum_diag"] = (Asm().input("t0", f32, (3, 3)).node("Einsum", ["t0"], ["t1"], name="n1")
                             .attr(None, "equation", "ii->i").output("t1"))
-    missing = set(op_names()) - {k.split("_")[0] if k.startswith(("Pad_", "Einsum_")) else k for k in progs}
+    missing = set(op_names()) - {k.split("_")[0] if k.startswith(("Pad_", "Einsum_", "MaxPool_", "AveragePool_", "DepthToSpace_")) else k for k in progs}
     assert not missing, f"no seed program for {sorted(missing)}"
     for op, a in progs.items():
         out[f"op_{op}.bin"] = a.bytes()
