@@ -91,7 +91,8 @@ def load_ref(path):
 def ref_logits(ref, ids):
     ref.reset()
     ref.eval(ids)
-    return np.asarray(ref.scores[:len(ids)], dtype=np.float32)
+    # a copy: ref.scores is llama.cpp's own buffer, rewritten by its next eval
+    return np.array(ref.scores[:len(ids)], dtype=np.float32)
 
 
 def ref_greedy(ref, ids, n):
