@@ -488,6 +488,68 @@ def balanced_chunks(items: list, chunk_size: int, multiple: int = 1,
     return [list(items[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
+def guided_chunks(items: list, chunk_size: int, workers: int = 1,
+                  buckets: Sequence[int] | None = None, batch_size: int = 0,
+                  tail_split: int = 4) -> list[list]:
+    """``items`` (ordered by length, longest first: the order they are
+    handed out in) cut into consecutive chunks for ``workers`` workers that
+    pull them from the scheduler's queue in this order: chunks of
+    balanced_chunks' cost (about ``chunk_size`` sentences, their cost
+    sentence_costs) while plenty of work remains, then, once what is left
+    would give each worker fewer than two of them, chunks of a fixed share
+    of what remains (remaining / (2 x workers)), down to 1/``tail_split``
+    of the full size (guided self-scheduling): the last chunks are small,
+    so the workers finish within about one small chunk of each other
+    however far the cost estimate is off.  With ``batch_size`` a cut is
+    moved to the nearest multiple of the batch within its length bucket
+    (by the estimate), so a chunk adds no partial batch there.  One worker
+    (this process): chunks of equal cost, no tail."""
+    n = len(items)
+    w = max(1, int(workers))
+    k = -(-n // max(1, chunk_size))
+    k = -(-k // w) * w
+    k = min(k, n)
+    if k <= 1:
+        return [list(items)] if n else []
+    cost = sentence_costs(items, buckets)
+    total = float(cost.sum())
+    full = total / k
+    low = full if w == 1 else full / max(1, tail_split)
+    csum = np.cumsum(cost)
+    mid = csum - cost / 2
+    slot = np.asarray(cost)           # the padded length of each (by the estimate), to snap cuts
+    bounds = [0]
+    done = 0.0
+    while bounds[-1] < n:
+        rem = total - done
+        q = min(full, max(rem / (2 * w), low))
+        if rem - q < low / 2:                  # not worth a chunk of its own: take it all
+            bounds.append(n)
+            break
+        # the sentence whose middle falls at done + q ends the chunk
+        cut = int(np.searchsorted(mid, done + q))
+        cut = min(max(cut, bounds[-1] + 1), n)
+        if batch_size and batch_size > 1 and cut < n:
+            # snap to a multiple of the batch from the start of this bucket's run
+            same = slot == slot[cut]
+            first = cut
+            while first > bounds[-1] and same[first - 1]:
+                first -= 1
+            last = cut
+            while last < n and same[last]:
+                last += 1
+            off = cut - first
+            down = first + (off // batch_size) * batch_size
+            up = min(down + batch_size, last)
+            near = max(1, (cut - bounds[-1]) // 4)     # never more than a quarter of the chunk
+            cand = [c for c in (down, up) if bounds[-1] < c <= n and abs(c - cut) <= near]
+            if cand:
+                cut = min(cand, key=lambda c: abs(c - cut))
+        bounds.append(cut)
+        done = float(csum[cut - 1])
+    return [list(items[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
 @dataclass
 class RunReport:
     """What a run did: sentences, seconds, throughput, padding."""
@@ -509,6 +571,7 @@ class RunReport:
     # tasks, waiting at the end for another worker's last task, and from the
     # last task's end to the stats being back here
     idle: dict = field(default_factory=dict)
+    chunk_stats: list = field(default_factory=list, repr=False)   # each task's stats, in chunk order
 
     @property
     def per_second(self) -> float:
@@ -628,9 +691,19 @@ def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbo
         rep.warm_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
         submitted = time.time()
-        # one task per chunk, its (result, stats) pair left on its worker
-        tasks = [dask.delayed(fn, pure=True)(p, spec) for p in parts]
-        futures = client.compute(tasks, retries=retries)
+        # one task per chunk, its (result, stats) pair left on its worker.
+        # In-memory chunks go in with falling priorities: the scheduler
+        # queues them and hands them out in the order given (the costliest
+        # first, the small tail chunks last) as workers free up.
+        if any(hasattr(p, "dask") for p in parts):
+            tasks = [dask.delayed(fn, pure=True)(p, spec) for p in parts]
+            futures = client.compute(tasks, retries=retries)
+        else:
+            from dask.base import tokenize
+            token = tokenize(fn.__name__, spec, parts)
+            futures = [client.submit(fn, p, spec, key=f"{fn.__name__}-{token}-{j}", priority=len(parts) - j,
+                                     retries=retries, pure=False)
+                       for j, p in enumerate(parts)]
         if progress and _in_notebook():
             from distributed import progress as dprogress
             from IPython.display import display
@@ -662,6 +735,7 @@ def _run(kind: str, parts, fn, spec, client, retries: int, progress: bool, verbo
         rep.idle = _timeline(stats, rep.workers, submitted, collected)
     if not rep.seconds:
         rep.seconds = time.perf_counter() - t0
+    rep.chunk_stats = list(stats)
     for s in stats:
         rep.sentences += s.get("sentences", 0)
         rep.tokens += s.get("tokens", 0)
@@ -755,11 +829,12 @@ def embed(texts, model: Any = None, client: Any = None, batch_size: int = 32,
     order = None
     if kind == "list" and sort_by_length:
         items = [t for p in parts for t in p]
-        order = length_order(items)
+        order = length_order(items)[::-1]          # longest first: the order chunks are handed out
         items = [items[i] for i in order]
-        workers = len(c.scheduler_info().get("workers", {})) if c is not None else 1
+        workers = sum(w.get("nthreads", 1) for w in c.scheduler_info().get("workers", {}).values()) \
+            if c is not None else 1
         lengths = _buckets(spec.buckets, read_manifest(spec.folder).get("max_seq_length", 256))
-        parts = balanced_chunks(items, chunk, max(workers, 1), lengths)
+        parts = guided_chunks(items, chunk, max(workers, 1), lengths, spec.batch_size)
     series = kind in ("series", "pandas")
     fn = embed_series_chunk if series else embed_chunk
     values, stats, rep = _run(kind, parts, fn, spec, c, retries, progress, verbose, "chunks", pin)

@@ -119,8 +119,9 @@ def test_list_on_the_cluster(client, folder, corpus, reference, capsys):
     assert np.array_equal(out.compute(), reference)
     text = capsys.readouterr().out
     assert "padding waste:" in text and "on 2 worker(s)" in text and "per chunk" in text
-    # both workers did some of it
-    assert pgd.last_report.chunks == 8
+    # the chunks guided_chunks cuts for 2 worker threads, longest sentences first
+    items = [corpus[i] for i in pgd.length_order(corpus)[::-1]]
+    assert pgd.last_report.chunks == len(pgd.guided_chunks(items, 20, 2, (*BUCKETS, 256), BATCH))
 
 
 def test_chunks_of_equal_cost_a_multiple_of_the_workers(corpus):
@@ -137,6 +138,56 @@ def test_chunks_of_equal_cost_a_multiple_of_the_workers(corpus):
     three = pgd.balanced_chunks(items[:3], 20, 2)
     assert len(three) == 2 and three[0] + three[1] == items[:3]
     assert pgd.balanced_chunks([], 20, 2) == [] and pgd.balanced_chunks(items[:1], 20, 4) == [items[:1]]
+
+
+def test_guided_chunks_shrink_at_the_end(corpus):
+    items = [corpus[i] for i in pgd.length_order(corpus)[::-1]]       # longest first
+    lengths = [16, 32, 64, 256]
+    for workers in (1, 2, 3):
+        for batch in (0, 8):
+            parts = pgd.guided_chunks(items, 20, workers, lengths, batch)
+            assert [t for p in parts for t in p] == items                # in order, each once
+            cost = [float(pgd.sentence_costs(p, lengths).sum()) for p in parts]
+            full = sum(cost) / (-(-(-(-len(items) // 20)) // workers) * workers)
+            big = max(pgd.sentence_costs(items, lengths))
+            # no chunk above the equal-cost size (give or take the sentences a cut moves by)
+            assert max(cost) <= full + 4 * big
+            if workers > 1:
+                # the tail: the last chunks are a fraction of the first ones
+                assert max(cost[-workers:]) < 0.6 * max(cost[:workers])
+                assert len(parts) > -(-len(items) // 20)
+            else:
+                assert max(cost) - min(cost) <= full / 2 + 4 * big
+    # cuts moved onto multiples of the batch inside a length bucket: fewer partial batches
+
+    def partial_batches(parts, batch=8):
+        n = 0
+        for p in parts:
+            _, counts = np.unique(pgd.sentence_costs(p, lengths), return_counts=True)
+            n += int(np.sum(counts % batch != 0))
+        return n
+
+    for size in (20, 40):
+        snapped = partial_batches(pgd.guided_chunks(items, size, 2, lengths, 8))
+        assert snapped < partial_batches(pgd.guided_chunks(items, size, 2, lengths, 0))
+    assert pgd.guided_chunks([], 20, 2) == [] and pgd.guided_chunks(items[:1], 20, 4) == [items[:1]]
+    three = pgd.guided_chunks(items[:3], 20, 2)
+    assert [t for p in three for t in p] == items[:3]
+
+
+def test_chunks_are_handed_out_costliest_first(client, folder, corpus):
+    """The chunks go to the scheduler with falling priorities: the two
+    costliest (the first) start first, one on each worker, and every chunk
+    starts no earlier than the one two places before it."""
+    pgd.embed(corpus, model=folder, chunk_size=20, progress=False, verbose=False, **KW)
+    # the stats come back in chunk order; their start times are the workers' clocks (one machine)
+    items = [corpus[i] for i in pgd.length_order(corpus)[::-1]]
+    parts = pgd.guided_chunks(items, 20, 2, (*BUCKETS, 256), BATCH)
+    stats = pgd.last_report.chunk_stats
+    starts = [s["start"] for s in stats]
+    assert len(starts) == len(parts) and [s["sentences"] for s in stats] == [len(p) for p in parts]
+    assert max(starts[:2]) <= min(starts[2:])
+    assert len({s["pid"] for s in stats[:2]}) == 2
 
 
 def test_workers_run_quiet(client):
