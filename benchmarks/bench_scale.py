@@ -6,8 +6,10 @@ way, interleaved, medians.
 
 What each side does - everything but the forward pass is the same code
 (peregrine_nb.dask.embed with onnx_path= for ORT):
-  * both: the corpus ordered by length and cut into chunks of equal cost
-    (a multiple of the workers); one Dask task per chunk on workers pinned
+  * both: the corpus ordered by length, longest first, and cut into chunks
+    of equal cost, smaller ones at the end on the cluster
+    (peregrine_nb.dask.guided_chunks), handed out costliest first by the
+    scheduler's queue; one Dask task per chunk on workers pinned
     to their own cores, with distributed's profiler off (local_cluster's
     QUIET_WORKERS); the model loaded once per worker before the clock
     starts; in a task the HF `tokenizers` (Rust) encoder on the whole chunk,

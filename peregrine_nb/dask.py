@@ -14,13 +14,15 @@ How a run goes:
   * the input (a list, a Dask bag, a Dask or pandas Series - a dataframe
     column) is cut into chunks (a bag's or a Series' partitions as they
     are, a pandas Series ``chunk_size`` rows at a time); one task per chunk;
-  * a list is first ordered by length (characters, a cheap stand-in for
-    tokens) so that each chunk holds sentences of similar length, then cut
-    into chunks of equal cost (characters), as many as ``chunk_size``-long
-    ones would make rounded up to a multiple of the workers, so that no
-    worker waits at the end for another's chunk of long sentences; the
-    results are put back in input order at the end; a bag's or a Series'
-    partitions are taken as they come;
+  * a list is first ordered by length, longest first (characters, a cheap
+    stand-in for tokens) so that each chunk holds sentences of similar
+    length, then cut into chunks of the cost of ``chunk_size`` average
+    sentences while plenty of work remains and smaller ones at the end
+    (guided_chunks: each a share of what is left, down to a quarter of the
+    full size), handed to the scheduler with falling priorities so the
+    workers pull them costliest first and finish within about one small
+    chunk of each other; the results are put back in input order at the
+    end; a bag's or a Series' partitions are taken as they come;
   * a task tokenizes its chunk, sorts it by length, groups it by the
     shortest length bucket that holds each sentence (16, 24, 32, 48, 64,
     96, 128, 192, 256 by default), cuts each group into batches of
