@@ -84,9 +84,12 @@ class CompiledModel:
             check(lib.pg_model_input_info(self._m, i, info))
             self.inputs[cstr(info.name)] = (tuple(info.dims[d] for d in range(info.rank)), numpy_dtype(info.dtype))
         self.outputs: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+        self._out_specs = []    # per output index: name, shape, dtype, bytes
         for i in range(lib.pg_model_output_count(self._m)):
             check(lib.pg_model_output_info(self._m, i, info))
-            self.outputs[cstr(info.name)] = (tuple(info.dims[d] for d in range(info.rank)), numpy_dtype(info.dtype))
+            spec = (tuple(info.dims[d] for d in range(info.rank)), numpy_dtype(info.dtype))
+            self.outputs[cstr(info.name)] = spec
+            self._out_specs.append((cstr(info.name), *spec, int(info.nbytes)))
         # the run arguments are built once: a run only fills them in
         n = len(self.inputs)
         self._names_c = [ffi.new("char[]", k.encode()) for k in self.inputs]
@@ -95,6 +98,7 @@ class CompiledModel:
         self._ranks = ffi.new("int[]", [len(s) for s, _ in self.inputs.values()] or [0])
         self._shape_c = [ffi.new("int64_t[]", list(s) or [0]) for s, _ in self.inputs.values()]
         self._shapes = ffi.new("const int64_t *[]", self._shape_c or [ffi.NULL])
+        self._out_data = ffi.new("void *[]", max(len(self._out_specs), 1))
         # the run arguments above and the engine's arena are one state per
         # model: runs from several threads take turns (safe, not parallel)
         self._lock = threading.Lock()
@@ -155,22 +159,24 @@ class CompiledModel:
         extra = set(feeds) - set(self.inputs)
         if extra:
             raise KeyError(f"feeds {sorted(extra)} are not inputs of the model (inputs: {list(self.inputs)})")
+        # the outputs are computed straight into the arrays returned (64-byte
+        # aligned, so the engine's kernels may write them); no copy of the
+        # arena afterwards for those the plan gives a buffer of their own
+        out = {}
+        for i, (name, shape, dt, nbytes) in enumerate(self._out_specs):
+            raw = np.empty(nbytes + 64, np.uint8)
+            off = -raw.ctypes.data % 64
+            out[name] = raw[off:off + nbytes].view(dt).reshape(shape)
+            self._out_data[i] = ffi.cast("void *", raw.ctypes.data + off) if nbytes else ffi.NULL
         try:
-            check(lib.pg_model_run(self._m, len(self.inputs), self._names, self._data, self._ranks, self._shapes))
+            check(lib.pg_model_run_into(self._m, len(self.inputs), self._names, self._data, self._ranks,
+                                        self._shapes, len(self._out_specs), self._out_data))
         finally:
             for i, (shape, _) in enumerate(self.inputs.values()):
                 if self._ranks[i] != len(shape) or tuple(self._shapes[i][d] for d in range(len(shape))) != shape:
                     self._shape_c[i] = ffi.new("int64_t[]", list(shape) or [0])
                     self._shapes[i] = self._shape_c[i]
                     self._ranks[i] = len(shape)
-        out = {}
-        info = ffi.new("pg_tensor_info *")
-        for i in range(lib.pg_model_output_count(self._m)):
-            check(lib.pg_model_output_info(self._m, i, info))
-            shape = tuple(info.dims[d] for d in range(info.rank))
-            dt = numpy_dtype(info.dtype)
-            buf = ffi.buffer(info.data, info.nbytes) if info.nbytes else b""
-            out[cstr(info.name)] = np.frombuffer(buf, dtype=dt).reshape(shape).copy()
         return out
 
     __call__ = run

@@ -60,6 +60,8 @@ static void *home(const pg_model *m, int tid)
                 return m->feeds[i] ? (char *)m->feeds[i] + pt->sub : NULL;
         return NULL;
     default:
+        if (m->redirect && m->redirect[pt->buf])     /* pg_model_run_into's caller memory */
+            return (char *)m->redirect[pt->buf] + pt->sub;
         return (char *)m->arena + b->offset + pt->sub;
     }
 }
@@ -91,6 +93,10 @@ static void free_bound(pg_model *m)
         for (int i = 0; i < m->g->n_outputs; i++)
             pg_free(m->out_copy[i]);
     pg_free(m->out_copy);
+    pg_free(m->out_buf);
+    pg_free(m->redirect);
+    m->out_buf = NULL;
+    m->redirect = NULL;
     pg_free(m->feeds);
     pg_free(m->arena);
     pg_free(m->binds);
@@ -193,7 +199,41 @@ static pg_status build_steps(pg_model *m)
 static int feed_home(const pg_model *m, int tid)
 {
     const pg_plan_tensor *pt = &m->plan.t[tid];
-    return pt->buf >= 0 && m->plan.bufs[pt->buf].kind == PG_PLAN_INPUT;
+    if (pt->buf < 0)
+        return 0;
+    if (m->plan.bufs[pt->buf].kind == PG_PLAN_INPUT)
+        return 1;
+    /* a buffer pg_model_run_into may point at the caller's output */
+    for (int i = 0; m->out_buf && i < m->g->n_outputs; i++)
+        if (m->out_buf[i] == pt->buf)
+            return 1;
+    return 0;
+}
+
+/* Which outputs pg_model_run_into can compute in place: the output's
+ * tensor is in the arena at the start of a buffer no scratch and no other
+ * output uses, and every tensor placed in that buffer (an in-place chain,
+ * views) fits in the output's own bytes. */
+static void find_output_bufs(pg_model *m)
+{
+    const pg_graph *g = m->g;
+    for (int i = 0; i < g->n_outputs; i++) {
+        int tid = g->outputs[i], b = m->plan.t[tid].buf;
+        m->out_buf[i] = -1;
+        if (b < 0 || m->plan.bufs[b].kind != PG_PLAN_ARENA || m->plan.bufs[b].label ||
+            m->plan.t[tid].sub != 0)
+            continue;
+        size_t nb = (size_t)pg_tensor_numel(g->tensors[tid]) * pg_dtype_size(g->tensors[tid]->dtype);
+        int ok = nb > 0;
+        for (int t = 0; ok && t < g->n_tensors; t++)
+            if (m->plan.t[t].buf == b && g->tensors[t])
+                ok = m->plan.t[t].sub + (size_t)pg_tensor_numel(g->tensors[t]) *
+                     pg_dtype_size(g->tensors[t]->dtype) <= nb;
+        for (int j = 0; ok && j < g->n_outputs; j++)
+            ok = j == i || m->plan.t[g->outputs[j]].buf != b;
+        if (ok)
+            m->out_buf[i] = b;
+    }
 }
 
 static void bind_pointers(pg_model *m)
@@ -264,7 +304,9 @@ pg_status pg_model_bind_and_plan(pg_model *m, const char *planner)
     }
     m->feeds = pg_calloc((size_t)(g->n_inputs + 1), sizeof(void *));
     m->out_copy = pg_calloc((size_t)(g->n_outputs + 1), sizeof(void *));
-    if (!m->arena || !m->feeds || !m->out_copy)
+    m->out_buf = pg_calloc((size_t)(g->n_outputs + 1), sizeof(int));
+    m->redirect = pg_calloc((size_t)(m->plan.n_bufs + 1), sizeof(void *));
+    if (!m->arena || !m->feeds || !m->out_copy || !m->out_buf || !m->redirect)
         return pg_fail(PG_ERR_NOMEM, "out of memory for a %llu-byte arena",
                        (unsigned long long)m->plan.arena_bytes);
     for (int i = 0; i < g->n_outputs; i++) {
@@ -276,6 +318,7 @@ pg_status pg_model_bind_and_plan(pg_model *m, const char *planner)
                 return pg_fail(PG_ERR_NOMEM, "out of memory");
         }
     }
+    find_output_bufs(m);
     if ((st = build_steps(m)))
         return st;
     bind_pointers(m);
@@ -385,7 +428,8 @@ pg_status pg_model_rebind(pg_model *m)
 /* ---- run ------------------------------------------------------------------ */
 
 static pg_status run_once(pg_model *m, int n_feeds, const char *const *names,
-                          const void *const *data, const int *ranks, const int64_t *const *shapes);
+                          const void *const *data, const int *ranks, const int64_t *const *shapes,
+                          void *const *out);
 
 /* One run at a time per model: its arena and feed table are the model's
  * own, so a second thread gets a clear error instead of a wrong answer. */
@@ -399,13 +443,33 @@ pg_status pg_model_run(pg_model *m, int n_feeds, const char *const *names,
         return pg_fail(PG_ERR_INVALID_ARG, "pg_model_run: the model is already running on another "
                        "thread (a compiled model runs one call at a time: compile one per thread, "
                        "or serialise the calls)");
-    pg_status st = run_once(m, n_feeds, names, data, ranks, shapes);
+    pg_status st = run_once(m, n_feeds, names, data, ranks, shapes, NULL);
+    atomic_store(&m->busy, 0);
+    return st;
+}
+
+pg_status pg_model_run_into(pg_model *m, int n_feeds, const char *const *names,
+                            const void *const *data, const int *ranks,
+                            const int64_t *const *shapes, int n_out, void *const *out)
+{
+    pg_clear_error();
+    if (!m || (n_feeds && (!names || !data || !ranks || !shapes)) || (n_out && !out))
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_model_run_into: NULL argument");
+    if (n_out != 0 && n_out != m->g->n_outputs)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_model_run_into: %d output buffers for a model with "
+                       "%d outputs", n_out, m->g->n_outputs);
+    if (atomic_exchange(&m->busy, 1))
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_model_run_into: the model is already running on "
+                       "another thread (a compiled model runs one call at a time: compile one per "
+                       "thread, or serialise the calls)");
+    pg_status st = run_once(m, n_feeds, names, data, ranks, shapes, n_out ? out : NULL);
     atomic_store(&m->busy, 0);
     return st;
 }
 
 static pg_status run_once(pg_model *m, int n_feeds, const char *const *names,
-                          const void *const *data, const int *ranks, const int64_t *const *shapes)
+                          const void *const *data, const int *ranks, const int64_t *const *shapes,
+                          void *const *out)
 {
     if (!m->steps)
         return pg_fail(PG_ERR_INVALID_ARG, "the model is not bound to kernels: its last rebind "
@@ -445,7 +509,13 @@ static pg_status run_once(pg_model *m, int n_feeds, const char *const *names,
     for (int i = 0; i < g->n_inputs; i++)
         if (!m->feeds[i])
             return pg_fail(PG_ERR_INVALID_ARG, "input '%s' is not fed", g->tensors[g->inputs[i]]->name);
-    for (int s = 0; s < m->n_steps; s++) {
+    /* the outputs computed in the caller's memory this run; the steps that
+     * touch their buffers rebind them (feed_home), now and on the next run */
+    for (int i = 0; i < g->n_outputs; i++)
+        if (m->out_buf[i] >= 0)
+            m->redirect[m->out_buf[i]] = out && out[i] && !((uintptr_t)out[i] & 63) ? out[i] : NULL;
+    pg_status rc = PG_OK;
+    for (int s = 0; s < m->n_steps && !rc; s++) {
         pg_step *st = &m->steps[s];
         if (st->n_feed < 0) {
             for (int i = 0; i < st->n_in; i++)
@@ -464,16 +534,21 @@ static pg_status run_once(pg_model *m, int n_feeds, const char *const *names,
                       .x = st->x, .out = st->out, .y = st->y, .scratch = st->scratch,
                       .scratch_bytes = st->scratch_bytes, .state = st->state,
                       .bind = st->bind, .threads = m->threads };
-        pg_status rc = st->fn(&k);
-        if (rc)
-            return rc;
+        rc = st->fn(&k);
+    }
+    for (int i = 0; !rc && i < g->n_outputs; i++) {
+        const pg_tensor *t = g->tensors[g->outputs[i]];
+        size_t nb = (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype);
+        int direct = m->out_buf[i] >= 0 && m->redirect[m->out_buf[i]];
+        if (out && out[i] && !direct && nb)
+            memcpy(out[i], home(m, t->id), nb);
+        else if (!out && m->out_copy[i])
+            memcpy(m->out_copy[i], home(m, t->id), nb);
     }
     for (int i = 0; i < g->n_outputs; i++)
-        if (m->out_copy[i]) {
-            const pg_tensor *t = g->tensors[g->outputs[i]];
-            memcpy(m->out_copy[i], home(m, t->id), (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype));
-        }
-    return PG_OK;
+        if (m->out_buf[i] >= 0)
+            m->redirect[m->out_buf[i]] = NULL;
+    return rc;
 }
 
 /* ---- accessors ------------------------------------------------------------ */

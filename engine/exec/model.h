@@ -42,6 +42,12 @@ struct pg_model {
     int        persist_owned;
     const void **feeds;         /* per graph input: this run's feed */
     void     **out_copy;        /* per graph output: own buffer when its tensor lives outside the arena */
+    /* pg_model_run_into: per graph output, the plan buffer it can be
+     * computed straight into (its tensor and every tensor sharing the buffer
+     * fit in the output's bytes; no other output shares it), else -1; per
+     * plan buffer, this run's caller memory in place of the arena (NULL) */
+    int       *out_buf;
+    void     **redirect;
     char      *text;
     struct pg_pass_log *pass_log; /* what each pass did; NULL at level 0 */
     pg_binding *binds;          /* per node id: the kernels bound at compile / rebind */

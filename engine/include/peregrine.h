@@ -296,6 +296,17 @@ PG_API pg_status pg_model_run(pg_model *m, int n_feeds, const char *const *names
                               const void *const *data, const int *ranks,
                               const int64_t *const *shapes);
 
+/* pg_model_run with the outputs written to the caller's buffers: out[i]
+ * (n_out = pg_model_output_count, or 0 for none) holds output i's nbytes
+ * (pg_model_output_info), NULL for an output not wanted.  An output that
+ * the plan gives a buffer of its own in the arena is computed straight into
+ * out[i] when out[i] is 64-byte aligned (no copy: a decoding step's present
+ * key / values are megabytes); any other is copied there at the end.  The
+ * model-owned output buffers are not written for those outputs. */
+PG_API pg_status pg_model_run_into(pg_model *m, int n_feeds, const char *const *names,
+                                   const void *const *data, const int *ranks,
+                                   const int64_t *const *shapes, int n_out, void *const *out);
+
 /* The memory plan, one row per tensor with storage. */
 typedef enum pg_plan_kind {
     PG_PLAN_ARENA = 0,        /* its own range of the activation arena */
