@@ -1260,3 +1260,29 @@ def test_rotary_on_the_head_split_moves_before_the_transpose(per_head_cos):
     ref = (p @ v).transpose(0, 2, 1, 3).reshape(B, S, H * D)
     np.testing.assert_allclose(m.run(feeds)["y"], ref, rtol=1e-4, atol=1e-5)
     run_levels(g, feeds)
+
+
+def test_one_input_concat_is_removed_and_the_past_is_read_in_place():
+    """A Concat of one input (the GPT-2 TorchScript export concatenates
+    past_key_0 alone before the first layer) is a copy: noop_elimination
+    bypasses it; the result is the same as at level 0."""
+    g = pg.Graph()
+    g.add_input("past", (2, 3, 5))
+    g.add_input("new", (2, 3, 1))
+    g.add_node("Concat", ["past"], ["p"], axis=-1)
+    g.add_node("Concat", ["p", "new"], ["y"], axis=-1)
+    g.add_node("Concat", ["new"], ["z"], axis=0)       # a graph output fed by an input: kept
+    g.add_output("y")
+    g.add_output("z")
+    m = pg.compile(g, level=1)
+    ch = pass_log(m)[[p.name for p in pass_log(m)].index("noop_elimination")].changes
+    assert [(x.kind, x.op) for x in ch] == [("removed", "Concat")]
+    assert "Concat of one input" in ch[0].reason
+    assert m.op_types == ["Concat", "Concat"]
+    rng = np.random.default_rng(3)
+    f = {"past": rng.standard_normal((2, 3, 5)).astype(np.float32),
+         "new": rng.standard_normal((2, 3, 1)).astype(np.float32)}
+    got, want = m.run(f), pg.compile(g, level=0).run(f)
+    np.testing.assert_array_equal(got["y"], np.concatenate([f["past"], f["new"]], axis=-1))
+    np.testing.assert_array_equal(got["y"], want["y"])
+    np.testing.assert_array_equal(got["z"], f["new"])

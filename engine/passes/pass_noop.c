@@ -7,6 +7,9 @@
  *   Reshape of a reshape-like node    -> one Reshape of the first input
  *                                        (to the static final shape)
  *   Transpose with the identity perm  -> its input
+ *   Concat of one input               -> its input (the GPT-2 TorchScript
+ *                                        export concatenates past_key_0
+ *                                        alone: a copy of the whole past)
  *   Transpose of a Transpose          -> one Transpose with the composed
  *                                        perm, or nothing if that is the
  *                                        identity
@@ -76,6 +79,9 @@ static pg_status run_noop(pg_graph *g, pg_pass_ctx *c)
             continue;
         if (n->op == PG_OP_IDENTITY) {
             bypass(g, c, n, x->id, "Identity");
+        } else if (n->op == PG_OP_CONCAT && n->n_inputs == 1) {
+            if (x->dtype == y->dtype && pm_same_shape(x, y))
+                bypass(g, c, n, x->id, "Concat of one input");
         } else if (n->op == PG_OP_CAST) {
             if (x->dtype == y->dtype && x->dtype != PG_DTYPE_UNDEFINED)
                 bypass(g, c, n, x->id, "Cast to the same dtype");
@@ -153,6 +159,7 @@ static pg_status run_noop(pg_graph *g, pg_pass_ctx *c)
 
 const pg_pass_def pg_pass_noop_elimination = {
     "noop_elimination", 1,
-    "remove Identity, same-dtype Cast, same-shape Reshape, Transpose pairs; merge Reshape chains",
+    "remove Identity, same-dtype Cast, same-shape Reshape, Transpose pairs, one-input Concat; "
+    "merge Reshape chains",
     run_noop,
 };
