@@ -97,6 +97,8 @@ def main() -> None:
     overhead = {e: [] for e in engines}
     idle = {e: [] for e in engines}
     forward = {e: [] for e in engines}
+    inside = {(e, m): [] for e in engines for m in modes}     # seconds inside the tasks, summed
+    chunks = {}
     waste = 0.0
     for r in range(args.rounds):
         order = [(e, m) for e in engines for m in modes]
@@ -107,6 +109,8 @@ def main() -> None:
             rep = pgd.last_report
             rates[(e, m)].append(rep.per_second)
             waste = rep.padding_waste
+            inside[(e, m)].append(rep.task_seconds)
+            chunks[m] = rep.chunk_stats
             if modes[m] is not False:
                 overhead[e].append(max(rep.seconds * rep.workers - rep.task_seconds, 0.0) / max(rep.batches, 1))
                 idle[e].append(rep.idle)
@@ -131,6 +135,19 @@ def main() -> None:
         print(f"  of which, summed over workers: {parts['start']:.0f} ms before the first task, "
               f"{parts['between']:.0f} between tasks, {parts['tail']:.0f} waiting for the last, "
               f"{parts['collect']:.0f} collecting")
+    cl = "2 workers x 1 thread"
+    for m, st in chunks.items():
+        n = [c["sentences"] for c in st]
+        print(f"chunks ({m}): {len(n)}, {min(n)}-{max(n)} sentences, the last {n[-1]}")
+    for e in engines:
+        # where the cluster's 2x went: workers idle (the counters above) or
+        # the work itself slower on 2 busy cores (shared caches, memory, other load)
+        t1 = statistics.median(inside[(e, "1 process")])
+        t2 = statistics.median(inside[(e, cl)])
+        wall = len(corpus) / med[(e, cl)]
+        print(f"{e}: time inside the tasks {t1:.2f} s in 1 process, {t2:.2f} s summed on the cluster "
+              f"({t2 / t1:.3f}x: the cores slowing each other); workers idle "
+              f"{max(2 * wall - t2, 0.0) / (2 * wall):.1%} of the cluster's wall x 2")
     fwd = {e: statistics.median(v) for e, v in forward.items()}
     print("forward alone (1 process, the corpus): "
           + ", ".join(f"{e} {fwd[e]:.2f} s ({fwd['onnxruntime'] / fwd[e]:.2f}x ORT)" for e in engines))
