@@ -1085,6 +1085,23 @@ print(f"cluster {cluster_rate:,.1f} sentences/s, one process {pgd.last_report.pe
       f"{cluster_rate / pgd.last_report.per_second:.2f}x")
 """),
         md("""
+## Where the second worker's time goes
+
+A plain list is cut by the client: ordered longest first, into chunks of equal cost
+while there is plenty of work and smaller ones at the end (`pgd.guided_chunks`),
+handed to the scheduler with falling priorities, so the workers pull the costliest
+chunks first and finish within about one small chunk of each other. The report counts
+the workers' time outside the tasks: before the first, between tasks, waiting for the
+other worker's last chunk, and collecting the stats.
+"""),
+        code("""
+pgd.embed(corpus, buckets=BUCKETS, batch_size=BATCH, chunk_size=50, progress=False, verbose=False)
+rep = pgd.last_report
+print("sentences per chunk, in the order handed out:", [s["sentences"] for s in rep.chunk_stats])
+print("worker time outside the tasks:", {k: f"{1e3 * v:.0f} ms" for k, v in rep.idle.items()})
+print(f"padding: {rep.padding_waste:.1%} of the token slots")
+"""),
+        md("""
 ## A dataframe column
 
 A column of a Dask dataframe gives a column back, partitioned as the input, so it can
