@@ -8,9 +8,12 @@
  * them poisons its result), 1 to 3 input blocks, taps 1x1, 3x3, 2x1 and
  * none (a window wholly in the padding: bias and clamp only), strides 1
  * and 2, dilation 1 and 2, every epilogue (none, ReLU, ReLU6, a narrow
- * clamp) with and without ACCUMULATE.  The output blocks have a gap of one
- * pixel between them holding a sentinel that must survive.  Tolerance per
- * element: 4 eps (1 + sqrt T) (|b| + |y| + sum |w x|), T the terms. */
+ * clamp) with and without ACCUMULATE, and RESIDUAL (a skip tensor whose
+ * blocks are 2 pixels further apart than y's, so a kernel that uses y_fb
+ * for it reads the wrong values) with a clamp, alone and with ACCUMULATE.
+ * The output blocks have a gap of one pixel between them holding a
+ * sentinel that must survive.  Tolerance per element: 4 eps (1 + sqrt T)
+ * (|b| + |y| + |res| + sum |w x|), T the terms. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -38,11 +41,13 @@ void checkasm_check_conv_nchwc(void)
     enum { B = 16, MAXP = 13, MAXCB = 3, MAXK = 3, MAXD = 2, MAXS = 2,
            MAXIW = (MAXP - 1) * MAXS + (MAXK - 1) * MAXD + 1, MAXIH = (MAXK - 1) * MAXD + 1,
            MAXX = MAXCB * MAXIH * MAXIW * B, MAXFB = 4,
-           MAXW = MAXCB * MAXK * MAXK * B * MAXFB * B, YFB = (MAXP + 1) * B, MAXY = MAXFB * YFB };
+           MAXW = MAXCB * MAXK * MAXK * B * MAXFB * B, YFB = (MAXP + 1) * B, MAXY = MAXFB * YFB,
+           RFB = (MAXP + 3) * B, MAXR = MAXFB * RFB };
     float *x = checkasm_alloc_f32(MAXX), *w = checkasm_alloc_f32(MAXW);
     float *bias = checkasm_alloc_f32(MAXFB * B);
     float *ref = checkasm_alloc_f32(MAXY), *got = checkasm_alloc_f32(MAXY);
     float *tol = checkasm_alloc_f32(MAXY), *y0 = checkasm_alloc_f32(MAXY);
+    float *res = checkasm_alloc_f32(MAXR);
 
     for (int v = 0; v < op->count; v++) {
         if (!checkasm_check_variant(op, v))
@@ -58,7 +63,7 @@ void checkasm_check_conv_nchwc(void)
             const shape *s = &shapes[si];
             for (int fb = 1; fb <= prm->fb; fb++)
                 for (int pi = 0; pi < PG_COUNTOF(pixels); pi++)
-                    for (int ep = 0; ep < 5; ep++) {
+                    for (int ep = 0; ep < 7; ep++) {
                         size_t P = pixels[pi];
                         size_t IW = (P ? (P - 1) * s->stride : 0) + (s->kw ? (s->kw - 1) * s->dil : 0) + 1;
                         size_t IH = (s->kh ? (s->kh - 1) * s->dil : 0) + 1;
@@ -73,16 +78,23 @@ void checkasm_check_conv_nchwc(void)
                             y0[i] = SENTINEL;
                         for (int f = 0; f < fb; f++)
                             checkasm_fill_f32(y0 + (size_t)f * YFB, P * B, -2, 2);
+                        for (size_t i = 0; i < MAXR; i++)
+                            res[i] = NAN;   /* only the pixels' values may be read */
+                        for (int f = 0; f < fb; f++)
+                            checkasm_fill_f32(res + (size_t)f * RFB, P * B, -2, 2);
                         pg_conv_nchwc_args a = {
                             x, w, ref, bias, P, (size_t)fb, s->cin_blocks, s->cin_blk, s->kh, s->kw,
                             s->stride * s->pf * 4, s->dil * s->pf * 4, s->dil * IW * s->pf * 4,
                             IH * IW * s->pf * 4, wrow * 4, s->kh * wrow * 4, YFB * 4,
-                            0.0f, INFINITY, PG_CONV_NCHWC_ACT_NONE, ep == 4 ? PG_CONV_NCHWC_ACCUMULATE : 0 };
-                        if (ep == 1 || ep == 4)
+                            0.0f, INFINITY, PG_CONV_NCHWC_ACT_NONE,
+                            (ep == 4 || ep == 6 ? PG_CONV_NCHWC_ACCUMULATE : 0) |
+                                (ep >= 5 ? PG_CONV_NCHWC_RESIDUAL : 0),
+                            res, RFB * 4 };
+                        if (ep == 1 || ep == 4 || ep == 5)
                             a.act = PG_CONV_NCHWC_ACT_CLAMP;
                         else if (ep == 2)
                             a.act = PG_CONV_NCHWC_ACT_CLAMP, a.hi = 6.0f;
-                        else if (ep == 3)
+                        else if (ep == 3 || ep == 6)
                             a.act = PG_CONV_NCHWC_ACT_CLAMP, a.lo = -0.5f, a.hi = 0.25f;
                         memcpy(ref, y0, MAXY * sizeof(float));
                         memcpy(got, y0, MAXY * sizeof(float));
@@ -97,7 +109,10 @@ void checkasm_check_conv_nchwc(void)
                             for (int f = 0; f < fb; f++)
                                 for (int l = 0; l < B; l++) {
                                     size_t yi = (size_t)f * YFB + p * B + (size_t)l;
-                                    double m = fabs(bias[f * B + l]) + (a.flags ? fabs(y0[yi]) : 0.0);
+                                    double m = fabs(bias[f * B + l]) +
+                                               (a.flags & PG_CONV_NCHWC_ACCUMULATE ? fabs(y0[yi]) : 0.0) +
+                                               (a.flags & PG_CONV_NCHWC_RESIDUAL
+                                                    ? fabs(res[(size_t)f * RFB + p * B + (size_t)l]) : 0.0);
                                     for (size_t cb = 0; cb < s->cin_blocks; cb++)
                                         for (size_t ky = 0; ky < s->kh; ky++)
                                             for (size_t kx = 0; kx < s->kw; kx++)

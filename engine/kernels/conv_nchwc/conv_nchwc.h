@@ -14,6 +14,8 @@
  * f < fb:
  *
  *     y[f y_fb + p B .. + B) = act(bias[f B .. + B) (+ y, flag ACCUMULATE)
+ *         (+ res[f res_fb + p B .. + B), flag RESIDUAL: a skip tensor added
+ *            while the tile is in registers - the residual Add (+ Relu))
  *         + sum_{cb < cin_blocks, ky < kh, kx < kw, ic < cin_blk}
  *             x[cb x_cb + ky x_ky + kx x_kx + p x_pix + ic]      (a scalar)
  *           * w[(((cb KH + ky) KW + kx) cin_blk + ic) fb + f][0 .. B))
@@ -41,7 +43,7 @@
 #include "../variant.h"
 
 enum { PG_CONV_NCHWC_ACT_NONE = 0, PG_CONV_NCHWC_ACT_CLAMP = 1 };
-enum { PG_CONV_NCHWC_ACCUMULATE = 1 };
+enum { PG_CONV_NCHWC_ACCUMULATE = 1, PG_CONV_NCHWC_RESIDUAL = 2 };
 
 /* The one argument of a conv_nchwc kernel (offsets read by the asm). */
 struct pg_conv_nchwc_args {
@@ -63,7 +65,9 @@ struct pg_conv_nchwc_args {
     size_t y_fb;         /* @128 bytes between output blocks */
     float lo, hi;        /* @136, @140  PG_CONV_NCHWC_ACT_CLAMP bounds */
     int32_t act;         /* @144 */
-    int32_t flags;       /* @148 PG_CONV_NCHWC_ACCUMULATE */
+    int32_t flags;       /* @148 PG_CONV_NCHWC_ACCUMULATE | PG_CONV_NCHWC_RESIDUAL */
+    const float *res;    /* @152 flag RESIDUAL: the skip tensor at pixel 0, block 0 (y's layout) */
+    size_t res_fb;       /* @160 bytes between its blocks */
 };
 
 /* params of every variant: the block width and the filter group */

@@ -55,6 +55,8 @@ void pg_f32_conv_nchwc_ref(int B, const pg_conv_nchwc_args *a)
                 float v = (float)s;
                 if (a->flags & PG_CONV_NCHWC_ACCUMULATE)
                     v += *yv;
+                if (a->flags & PG_CONV_NCHWC_RESIDUAL)
+                    v += ((const float *)((const char *)a->res + f * a->res_fb))[p * (size_t)B + (size_t)l];
                 if (a->act == PG_CONV_NCHWC_ACT_CLAMP) {
                     v = v < a->lo ? a->lo : v;
                     v = v > a->hi ? a->hi : v;
