@@ -143,7 +143,7 @@ void checkasm_check_conv_nchwc(void)
             checkasm_fill_f32(bw, BCB * 9 * B * 4 * B, -1, 1);
             pg_conv_nchwc_args a = { bx, bw, by, bias, BP, 4, BCB, B, 3, 3, B * 4, B * 4, BIW * B * 4,
                                      3 * BIW * B * 4, 3 * B * 4 * B * 4, 9 * B * 4 * B * 4, BP * B * 4,
-                                     0.0f, INFINITY, PG_CONV_NCHWC_ACT_CLAMP, 0 };
+                                     0.0f, INFINITY, PG_CONV_NCHWC_ACT_CLAMP, 0, NULL, 0 };
             checkasm_bench_label("3x3 64->64 x%d", BP);
             checkasm_bench_work(2.0 * BP * 64 * 64 * 9, 4.0 * (BCB * 3 * BIW * B + BCB * 9 * B * 4 * B));
             bench_new(&a);

@@ -486,7 +486,7 @@ static void direct_task(void *ctx, size_t task)
                 NULL, NULL, NULL, c0 ? zero_bias : d->B + f0 * NB, 0, fb, nc, d->cin_blk, 0, 0,
                 (size_t)sx * pf * 4, (size_t)dx * pf * 4, (size_t)(dy * IW) * pf * 4, x_cb * 4,
                 wrow * 4, wcb * 4, (size_t)(OH * OW) * NB * 4, d->lo, d->hi,
-                lastc ? d->act : PG_CONV_NCHWC_ACT_NONE, c0 ? PG_CONV_NCHWC_ACCUMULATE : 0 };
+                lastc ? d->act : PG_CONV_NCHWC_ACT_NONE, c0 ? PG_CONV_NCHWC_ACCUMULATE : 0, NULL, 0 };
             for (int64_t oy = oy0; oy < oy1; oy++) {
                 int64_t y0 = oy * sy - w->lo[1];
                 int64_t ka = y0 >= 0 ? 0 : (-y0 + dy - 1) / dy;

@@ -198,7 +198,7 @@ static int check_conv_nchwc(const pg_variant *v, const pg_variant *r)
     fill(bias, FB * B, 15);
     pg_conv_nchwc_args a = { x, w, want, bias, P, FB, CB, B, KH, KW, 2 * B * 4, B * 4, IW * B * 4,
                              KH * IW * B * 4, KW * B * FB * B * 4, KH * KW * B * FB * B * 4,
-                             P * B * 4, 0.0f, 6.0f, PG_CONV_NCHWC_ACT_CLAMP, 0 };
+                             P * B * 4, 0.0f, 6.0f, PG_CONV_NCHWC_ACT_CLAMP, 0, NULL, 0 };
     r->fn.conv_nchwc(&a);
     a.y = got;
     v->fn.conv_nchwc(&a);
