@@ -73,8 +73,10 @@
  *
  * Not done: AVX2 (8c) and NEON (4c) rows of conv_nchwc - there the pass
  * leaves the network in NCHW on the SGEMM path; the residual Add + Relu
- * as the conv's epilogue (the kernel's ACCUMULATE takes it, the pass does
- * not fuse it yet); HardSwish / SiLU convs stay NCHW (a region edge). */
+ * as the conv's epilogue (the kernel's flag RESIDUAL takes it: a.res must
+ * follow a.y through run_pixels and the edge calls, at the same offset
+ * from the skip tensor's row; the passes do not fuse it yet and FusedConv
+ * has no skip input); HardSwish / SiLU convs stay NCHW (a region edge). */
 #include <math.h>
 #include <string.h>
 
