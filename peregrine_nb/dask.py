@@ -24,8 +24,8 @@ How a run goes:
     chunk of each other; the results are put back in input order at the
     end; a bag's or a Series' partitions are taken as they come;
   * a task tokenizes its chunk, sorts it by length, groups it by the
-    shortest length bucket that holds each sentence (12 to 32 in steps of
-    4, 40 to 64 in steps of 8, 96, 128, 192, 256 by default), cuts each group into batches of
+    shortest length bucket that holds each sentence (16, 24, 32, 48, 64,
+    96, 128, 192, 256 by default), cuts each group into batches of
     ``batch_size`` neighbours and the group's last batch into smaller
     power-of-two batches, so no batch straddles a bucket or carries empty
     rows, and a worker only ever needs len(buckets) x len(batch sizes)
