@@ -135,17 +135,19 @@ void checkasm_check_conv_nchwc(void)
                     }
         }
         if (checkasm_bench_enabled()) {
-            /* a ResNet-18 row: 3x3, 64 -> 64 channels (4 blocks each way), 56 pixels */
+            /* a ResNet-18 row: 3x3, 64 -> 64 channels (4 blocks each way),
+             * 56 pixels, in calls of the variant's filter group */
             enum { BP = 56, BIW = BP + 2, BCB = 4 };
+            size_t FB = (size_t)prm->fb;
             float *bx = checkasm_alloc_f32(BCB * 3 * BIW * B);
             float *bw = checkasm_alloc_f32(BCB * 9 * B * 4 * B), *by = checkasm_alloc_f32(4 * BP * B);
             checkasm_fill_f32(bx, BCB * 3 * BIW * B, -1, 1);
             checkasm_fill_f32(bw, BCB * 9 * B * 4 * B, -1, 1);
-            pg_conv_nchwc_args a = { bx, bw, by, bias, BP, 4, BCB, B, 3, 3, B * 4, B * 4, BIW * B * 4,
-                                     3 * BIW * B * 4, 3 * B * 4 * B * 4, 9 * B * 4 * B * 4, BP * B * 4,
+            pg_conv_nchwc_args a = { bx, bw, by, bias, BP, FB, BCB, B, 3, 3, B * 4, B * 4, BIW * B * 4,
+                                     3 * BIW * B * 4, 3 * B * FB * B * 4, 9 * B * FB * B * 4, BP * B * 4,
                                      0.0f, INFINITY, PG_CONV_NCHWC_ACT_CLAMP, 0, NULL, 0 };
-            checkasm_bench_label("3x3 64->64 x%d", BP);
-            checkasm_bench_work(2.0 * BP * 64 * 64 * 9, 4.0 * (BCB * 3 * BIW * B + BCB * 9 * B * 4 * B));
+            checkasm_bench_label("3x3 64->%zu x%d", 16 * FB, BP);
+            checkasm_bench_work(2.0 * BP * 16 * FB * 64 * 9, 4.0 * (BCB * 3 * BIW * B + BCB * 9 * B * FB * B));
             bench_new(&a);
         }
     next_variant:;

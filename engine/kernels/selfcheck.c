@@ -183,19 +183,21 @@ static int check_dwconv(const pg_variant *v, const pg_variant *r)
     return close_all(want, got, W * C);
 }
 
-/* conv_nchwc: 9 pixels (a chunk of 6 and a tail of 3) x 2 filter blocks,
- * 2 input blocks, 3x3 taps, stride 2, ReLU6 */
+/* conv_nchwc: 9 pixels (a chunk of 6 and a tail of 3) x 2 filter blocks
+ * (1 where the variant's group is 1), 2 input blocks, 3x3 taps, stride 2,
+ * ReLU6 */
 static int check_conv_nchwc(const pg_variant *v, const pg_variant *r)
 {
     const pg_conv_nchwc_params *p = v->params;
-    if (!p || p->block != 16 || p->fb < 2)
+    if (!p || p->block != 16 || p->fb < 1)
         return 0;
-    enum { B = 16, FB = 2, CB = 2, P = 9, IW = 2 * P + 2, KH = 3, KW = 3 };
-    float x[CB * KH * IW * B], w[FB * CB * KH * KW * B * B], bias[FB * B];
-    float got[FB * P * B], want[FB * P * B];
+    enum { B = 16, MAXFB = 2, CB = 2, P = 9, IW = 2 * P + 2, KH = 3, KW = 3 };
+    size_t FB = p->fb < MAXFB ? (size_t)p->fb : MAXFB;
+    float x[CB * KH * IW * B], w[MAXFB * CB * KH * KW * B * B], bias[MAXFB * B];
+    float got[MAXFB * P * B], want[MAXFB * P * B];
     fill(x, sizeof x / sizeof(float), 13);
     fill(w, sizeof w / sizeof(float), 14);
-    fill(bias, FB * B, 15);
+    fill(bias, MAXFB * B, 15);
     pg_conv_nchwc_args a = { x, w, want, bias, P, FB, CB, B, KH, KW, 2 * B * 4, B * 4, IW * B * 4,
                              KH * IW * B * 4, KW * B * FB * B * 4, KH * KW * B * FB * B * 4,
                              P * B * 4, 0.0f, 6.0f, PG_CONV_NCHWC_ACT_CLAMP, 0, NULL, 0 };

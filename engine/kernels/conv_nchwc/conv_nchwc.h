@@ -6,9 +6,9 @@
  * Layout NCHWc: [N, ceil(C / B), H, W, B], channel c of pixel (h, w) at
  * ((c / B) H + h) W B + w B + c % B; the channels past C of the last block
  * are zero when a tensor enters the layout (ReorderInput) and stay finite
- * (every weight that reads them is zero).  B is the vector width: 16 for
- * AVX-512 (one zmm), 8 for AVX2.  Why: see the header of
- * engine/exec/conv_nchwc.c (the measurement).
+ * (every weight that reads them is zero).  B = 16 on every x86-64 level
+ * (one zmm, two ymm).  Why: see the header of engine/exec/conv_nchwc.c
+ * (the measurement).
  *
  * One call computes, for output pixels p < pixels and filter blocks
  * f < fb:
@@ -87,6 +87,7 @@ void pg_conv_nchwc_pack(size_t M, size_t C, size_t cin_blk, int kh, int kw, int 
 void pg_f32_conv_nchwc_ref(int B, const pg_conv_nchwc_args *a);
 void pg_f32_conv_nchwc16_c(const pg_conv_nchwc_args *a);
 void pg_f32_conv_nchwc_4x16_avx512f(const pg_conv_nchwc_args *a);
+void pg_f32_conv_nchwc_1x16_avx2_fma3(const pg_conv_nchwc_args *a);
 
 extern const pg_kernel_family pg_kernels_conv_nchwc;
 
