@@ -27,7 +27,9 @@
 #   FUZZ_MERGE=1            merge what the run found (new coverage only)
 #                           back into tests/fuzz/corpus/<target>
 #
-# Installs what it needs: clang (apt-get, as root) when missing, meson,
+# Installs what it needs: clang and its compiler-rt (libclang-rt-dev:
+# Debian ships the sanitizer and libFuzzer runtimes apart; apt-get, as root)
+# when missing, meson,
 # ninja, atheris, onnx, numpy and cffi (pip); fails loudly if it cannot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,7 +57,7 @@ if ! libfuzzer_ok; then
   [ "$(id -u)" = 0 ] || die "clang with libFuzzer is needed: run as root (apt-get install clang) or install it"
   echo "== apt-get install clang"
   apt-get update -qq || die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang libc6-dev >/dev/null \
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang libclang-rt-dev libc6-dev >/dev/null \
     || die "apt-get install clang failed"
   libfuzzer_ok || die "clang is installed but cannot link -fsanitize=fuzzer,address,undefined"
 fi

@@ -431,6 +431,54 @@ def test_nchwc_reorders_at_a_region_edge():
     assert rel_err(m3.run({"x": x})["y"], ref) <= TOL
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_residual_fusion(threads):
+    """The basic block's Add(conv, shortcut) + Relu folds into the blocked
+    conv's epilogue (a FusedConv with the shortcut as a 4th input; the
+    shortcut conv comes after it in the file's node order); switched off by
+    name, the Add and Relu stay.  Both agree with ORT."""
+    if not blocked_here():
+        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
+    model = resnet_like()
+    x = np.random.default_rng(15).standard_normal((2, 3, 37, 41)).astype(np.float32)
+    ref = ort_run(model, x)
+    _, m = compiled(model, x, 3, threads)
+    _, off = compiled(model, x, 3, threads, disable=("conv_residual_fusion",))
+    assert "Add" not in m.op_types and "Relu" not in m.op_types, m.op_types
+    assert off.op_types.count("Add") == 1 and off.op_types.count("Relu") == 1, off.op_types
+    assert len(m.op_types) == len(off.op_types) - 2
+    fused = [n for n in m.passes[-1]["nodes"] if n["op"] == "FusedConv" and n["inputs"].count(",") == 3]
+    assert len(fused) == 1 and "activation=relu" in fused[0]["attrs"], fused
+    assert rel_err(m.run({"x": x})["y"], ref) <= TOL
+    assert rel_err(off.run({"x": x})["y"], ref) <= TOL
+
+
+def test_conv_residual_not_fused_when_conv_output_is_reused():
+    """The conv's output read by the Add and by a second node: the sum cannot
+    replace it, so nothing fuses (and the result still matches ORT)."""
+    if not blocked_here():
+        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
+    rng = np.random.default_rng(16)
+    w1 = numpy_helper.from_array((rng.standard_normal((16, 16, 3, 3)) / 12).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array((rng.standard_normal((16, 16, 3, 3)) / 12).astype(np.float32), "w2")
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[3, 3], pads=[1] * 4),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], kernel_shape=[3, 3], pads=[1] * 4),
+             helper.make_node("Add", ["c2", "r1"], ["a"]),
+             helper.make_node("Relu", ["a"], ["r2"]),
+             helper.make_node("Mul", ["r2", "c2"], ["y"])]
+    vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 9, 11])]
+    graph = helper.make_graph(nodes, "reuse", vi, [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                                                 [1, 16, 9, 11])], [w1, w2])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    model = model.SerializeToString()
+    x = rng.standard_normal((1, 16, 9, 11)).astype(np.float32)
+    _, m = compiled(model, x, 3)
+    assert m.op_types.count("Add") == 1, m.op_types
+    assert rel_err(m.run({"x": x})["y"], ort_run(model, x)) <= TOL
+
+
 # -- conv_prepack: the GEMM form's W + bias column made at compile ---------------
 
 def test_conv_prepack_bias_column(tmp_path):

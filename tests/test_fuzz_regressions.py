@@ -121,7 +121,12 @@ def _run_c(target: str, args: list[str], suppress: bool, tmp: Path) -> subproces
     if build is None:
         pytest.skip("the libFuzzer targets are not built (tests/run_fuzz.sh builds them in build-fuzz/)")
     exe = build / "engine" / "fuzz" / f"fuzz_{target}"
-    return subprocess.run([str(exe), "-runs=0", "-timeout=20", *args], capture_output=True, text=True,
+    # Linux keeps the peak-RSS count (what libFuzzer's -rss_limit_mb reads)
+    # across the exec from this pytest process, which has held models of
+    # gigabytes by now: that limit off, the per-allocation one kept; any
+    # artifact goes to tmp, not the tree.
+    return subprocess.run([str(exe), "-runs=0", "-timeout=20", "-rss_limit_mb=0", "-malloc_limit_mb=2048",
+                           f"-artifact_prefix={tmp}/", *args], capture_output=True, text=True,
                           timeout=600, env=_sanitizer_env(suppress, tmp))
 
 

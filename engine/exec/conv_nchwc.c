@@ -78,11 +78,15 @@
  * 84.2 (89%), 1x1/2 71.8 (76%); ORT 0.97-1.14x of that per layer.
  *
  * Not done: NEON (4c) rows of conv_nchwc - there the pass leaves the
- * network in NCHW on the SGEMM path; the residual Add + Relu
- * as the conv's epilogue (the kernel's flag RESIDUAL takes it: a.res must
- * follow a.y through run_pixels and the edge calls, at the same offset
- * from the skip tensor's row; the passes do not fuse it yet and FusedConv
- * has no skip input); HardSwish / SiLU convs stay NCHW (a region edge). */
+ * network in NCHW on the SGEMM path; HardSwish / SiLU convs stay NCHW (a
+ * region edge).
+ *
+ * Residual: a FusedConv's 4th input (conv_residual_fusion) is a skip
+ * tensor in y's layout, added by the kernel (flag RESIDUAL) before the
+ * clamp, in the last input tile only; a.res follows a.y through
+ * run_pixels and the edge calls.  FusedConv is not in place, so y never
+ * shares the skip tensor's memory (the partial sums of a tiled group
+ * would overwrite it). */
 #include <math.h>
 #include <string.h>
 
@@ -147,6 +151,17 @@ pg_status pg_infer_nchwc(pg_infer_ctx *c)
         shape[2] = w.out[1];
         shape[3] = w.out[2];
         shape[4] = NB;
+        if (n->op == PG_OP_FUSED_CONV && pg_infer_has_in(c, 3)) {
+            /* the skip tensor: y's own blocked shape, a group-1 conv */
+            const pg_tensor *s = c->in[3];
+            int same = s->dtype == PG_DTYPE_FLOAT32 && s->rank == 5;
+            for (int i = 0; same && i < 5; i++)
+                same = s->shape[i] == shape[i];
+            if (!same || pg_nchwc_depthwise(n))
+                return PG_INFER_FAIL(PG_ERR_SHAPE, "skip input '%s' must be float32 [%lld, %lld, %lld, %lld, %d] "
+                                     "(the output's shape) of a group-1 conv", s->name, (long long)shape[0],
+                                     (long long)shape[1], (long long)shape[2], (long long)shape[3], NB);
+        }
         pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 5, shape);
         return PG_OK;
     case PG_OP_GLOBAL_AVERAGEPOOL:
@@ -413,6 +428,7 @@ typedef struct nchwc_conv {
     const pg_variant *v;
     const pg_conv_nchwc_params *p;
     const float *X, *W, *B;
+    const float *R;               /* the skip tensor (RESIDUAL), y's layout, or NULL */
     float *Y;
     pg_win w;
     int blocked;                  /* the input is NCHW16c (else NCHW) */
@@ -437,7 +453,7 @@ static void run_pixels(pg_f32_conv_nchwc_fn kern, pg_conv_nchwc_args *a, size_t 
     size_t r = n % 6;
     if (n > 6 && (r == 1 || r == 2)) {
         size_t head = n - 6 - r, h2 = (6 + r) / 2 + ((6 + r) & 1);
-        const float *x = a->x;
+        const float *x = a->x, *res = a->res;   /* res moves with y */
         float *y = a->y;
         if (head) {
             a->pixels = head;
@@ -445,10 +461,12 @@ static void run_pixels(pg_f32_conv_nchwc_fn kern, pg_conv_nchwc_args *a, size_t 
         }
         a->x = (const float *)((const char *)x + head * x_step);
         a->y = y + head * NB;
+        a->res = res ? res + head * NB : NULL;
         a->pixels = h2;
         kern(a);
         a->x = (const float *)((const char *)x + (head + h2) * x_step);
         a->y = y + (head + h2) * NB;
+        a->res = res ? res + (head + h2) * NB : NULL;
         a->pixels = 6 + r - h2;
         kern(a);
         return;
@@ -494,7 +512,9 @@ static void direct_task(void *ctx, size_t task)
                 NULL, NULL, NULL, c0 ? zero_bias : d->B + f0 * NB, 0, fb, nc, d->cin_blk, 0, 0,
                 (size_t)sx * pf * 4, (size_t)dx * pf * 4, (size_t)(dy * IW) * pf * 4, x_cb * 4,
                 wrow * 4, wcb * 4, (size_t)(OH * OW) * NB * 4, d->lo, d->hi,
-                lastc ? d->act : PG_CONV_NCHWC_ACT_NONE, c0 ? PG_CONV_NCHWC_ACCUMULATE : 0, NULL, 0 };
+                lastc ? d->act : PG_CONV_NCHWC_ACT_NONE,
+                (c0 ? PG_CONV_NCHWC_ACCUMULATE : 0) | (lastc && d->R ? PG_CONV_NCHWC_RESIDUAL : 0), NULL,
+                (size_t)(OH * OW) * NB * 4 };
             for (int64_t oy = oy0; oy < oy1; oy++) {
                 int64_t y0 = oy * sy - w->lo[1];
                 int64_t ka = y0 >= 0 ? 0 : (-y0 + dy - 1) / dy;
@@ -502,7 +522,9 @@ static void direct_task(void *ctx, size_t task)
                 kb = kb > KH ? KH : kb;
                 ka = ka > kb ? kb : ka;
                 a.kh = (size_t)(kb - ka);
-                float *yrow = d->Y + ((img * d->MB + f0) * (size_t)OH + (size_t)oy) * (size_t)OW * NB;
+                size_t yoff = ((img * d->MB + f0) * (size_t)OH + (size_t)oy) * (size_t)OW * NB;
+                float *yrow = d->Y + yoff;
+                const float *rrow = a.flags & PG_CONV_NCHWC_RESIDUAL ? d->R + yoff : NULL;
                 /* input row y0 + ka dy, the weights from tap row ka */
                 const float *xr = xc + (size_t)((y0 + ka * dy) * IW) * pf;
                 const float *wr = wg + (size_t)ka * wrow;
@@ -512,6 +534,7 @@ static void direct_task(void *ctx, size_t task)
                         a.x = xr + (size_t)x0 * pf;
                         a.w = wr;
                         a.y = yrow + (size_t)ox * NB;
+                        a.res = rrow ? rrow + (size_t)ox * NB : NULL;
                         a.kw = (size_t)KW;
                         run_pixels(kern, &a, (size_t)(oxb - ox), a.x_pix);
                         ox = oxb;
@@ -524,6 +547,7 @@ static void direct_task(void *ctx, size_t task)
                     a.x = xr + (size_t)(x0 + la * dx) * pf;
                     a.w = wr + (size_t)la * tap_floats * fb;
                     a.y = yrow + (size_t)ox * NB;
+                    a.res = rrow ? rrow + (size_t)ox * NB : NULL;
                     a.pixels = 1;
                     a.kw = (size_t)(lb - la);
                     kern(&a);
@@ -695,6 +719,7 @@ pg_status pg_conv_nchwc(pg_kctx *k)
                 dw_task(&d, q);
         return PG_OK;
     }
+    d.R = k->n_in > 3 ? k->x[3] : NULL;
     if (pg_variant_index(&pg_kernels_conv_nchwc, v) < 0 || !d.B)
         return pg_fail(PG_ERR_INTERNAL, "node '%s': a blocked conv needs a conv_nchwc kernel and its "
                        "padded bias", n->name);

@@ -247,6 +247,8 @@ pg_status pg_infer_conv(pg_infer_ctx *c)
     pg_status st;
     if (pg_ir_attr_int(c->n, "nchwc", 0))
         return pg_infer_nchwc(c);   /* the blocked layout (exec/conv_nchwc.c) */
+    if (c->n->n_inputs > 3 && c->n->inputs[3] >= 0)
+        return FAIL(PG_ERR_UNSUPPORTED, "a skip input (the 4th) is taken only by the blocked (nchwc) form");
     if ((st = pg_infer_need_float(c, 0)) || (st = pg_infer_need_float(c, 1)) || (st = need_nchw(c, 0, 3)))
         return st;
     if (wt->rank != x->rank)

@@ -35,6 +35,11 @@
  * op left in NCHW or is a graph output: reorders only at the edges of the
  * blocked region.
  *
+ * conv_residual_fusion (level 3, after nchwc_layout): a blocked conv read
+ * only by the Add of a skip connection (and that only by a Relu, as in
+ * ResNet) -> one FusedConv with the skip tensor as its 4th input, added
+ * by the kernel while the tile is in registers (flag RESIDUAL).
+ *
  * conv_prepack (level 3): a conv left on the GEMM form (NCHW: no blocked
  * kernel on this CPU, or an op the blocked region does not take) whose bias
  * rides as A's last column gets that A - W with the bias after each row -
@@ -575,6 +580,55 @@ const pg_pass_def pg_pass_nchwc_layout = {
     "nchwc_layout", 3,
     "the CNN re-laid into NCHW16c (blocked channels) for the conv_nchwc kernels; reorders only at the edges",
     run_nchwc,
+};
+
+/* ---- conv_residual_fusion ------------------------------------------------------ */
+
+/* y = FusedConv(x, w, b) blocked, group 1, no activation, read only by
+ * z = Add(y, s) with s of y's shape, z (if read only by a Relu and not a
+ * graph output) then Relu: -> one FusedConv(x, w, b, s) with the Relu as
+ * its activation.  s cannot depend on y (the Add is y's only reader), so
+ * the conv may read it. */
+static int try_residual(pg_graph *g, pg_pass_ctx *c, pg_node *conv)
+{
+    if (pg_ir_attr_int(conv, "nchwc", 0) != NB || pg_nchwc_depthwise(conv) || conv->n_inputs != 3 ||
+        conv->inputs[2] < 0 || conv->n_outputs != 1 ||
+        strcmp(pg_ir_attr_string(conv, "activation", "none"), "none"))
+        return 0;
+    int y = conv->outputs[0];
+    pg_node *add = pm_sole_consumer(g, y, PG_OP_ADD);
+    if (!add || add->n_inputs != 2 || add->n_outputs != 1 || add->inputs[0] == add->inputs[1])
+        return 0;
+    int s = pm_other_input(add, y);
+    const pg_tensor *yt = pm_tensor(g, y), *st = pm_tensor(g, s), *zt = pm_tensor(g, add->outputs[0]);
+    if (!yt || !st || !zt || st->dtype != yt->dtype || st->rank != 5 || yt->rank != 5 || zt->rank != 5)
+        return 0;
+    for (int i = 0; i < 5; i++)
+        if (st->shape[i] != yt->shape[i] || zt->shape[i] != yt->shape[i])
+            return 0;
+    int nodes[3] = { conv->id, add->id, -1 }, nn = 2, out = add->outputs[0];
+    pg_node *relu = pg_ir_is_output(g, out) ? NULL : pm_sole_consumer(g, out, PG_OP_RELU);
+    if (relu && relu->n_outputs == 1) {
+        nodes[nn++] = relu->id;
+        out = relu->outputs[0];
+    }
+    saved_attrs sa;
+    if (!save_attrs(conv, &sa))
+        return 0;
+    int ins[4] = { conv->inputs[0], conv->inputs[1], conv->inputs[2], s };
+    int f = pg_pass_fuse(c, g, nodes, nn, "FusedConv", "conv_res", ins, 4, &out, 1);
+    if (f < 0 || restore_attrs(g->nodes[f], &sa) ||
+        pg_ir_set_attr_string(g->nodes[f], "activation", nn == 3 ? "relu" : "none"))
+        return -1;
+    return 1;
+}
+
+static pg_status run_residual(pg_graph *g, pg_pass_ctx *c) { return run_each(g, c, PG_OP_FUSED_CONV, try_residual); }
+
+const pg_pass_def pg_pass_conv_residual_fusion = {
+    "conv_residual_fusion", 3,
+    "blocked FusedConv + Add (the skip connection) [+ Relu] -> one FusedConv adding the skip tensor in its epilogue",
+    run_residual,
 };
 
 /* ---- conv_prepack ------------------------------------------------------------ */

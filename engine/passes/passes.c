@@ -39,6 +39,7 @@ static const pg_pass_def *const registry[] = {
     &pg_pass_attention_fusion,
     &pg_pass_qkv_fusion,
     &pg_pass_nchwc_layout,
+    &pg_pass_conv_residual_fusion,
     &pg_pass_conv_prepack,
     &pg_pass_lowp_prepack,
     &pg_pass_weight_prepack,
