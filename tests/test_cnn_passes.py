@@ -26,6 +26,13 @@ def out_hw(h, k, s, p, d=1):
     return (h + 2 * p - d * (k - 1) - 1) // s + 1
 
 
+def model_bytes(graph):
+    """The serialised opset-17 model of graph (IR version 8, which ORT reads)."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
 def build(x_shape, layers, seed=0):
     """A chain of layers on input x: ("conv", M, k, s, p, group, dil, bias),
     ("bn",), ("relu",), ("clip", lo, hi), ("hardswish",), ("silu",) (Sigmoid
@@ -71,9 +78,7 @@ def build(x_shape, layers, seed=0):
         cur = out
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
                               [helper.make_tensor_value_info(cur, TensorProto.FLOAT, shape)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model.SerializeToString(), cur
+    return model_bytes(graph), cur
 
 
 def ort_run(model, x):
@@ -377,20 +382,23 @@ def resnet_like(seed=11, break_with=None):
     graph = helper.make_graph(nodes, "resnet_like", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                                                   [2, 3, 37, 41])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 10])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model.SerializeToString()
+    return model_bytes(graph)
+
+
+def resnet_case(seed, break_with=None):
+    """resnet_like, an input and ORT's output; skips where nothing re-lays."""
+    if not blocked_here():
+        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
+    model = resnet_like(break_with=break_with)
+    x = np.random.default_rng(seed).standard_normal((2, 3, 37, 41)).astype(np.float32)
+    return model, x, ort_run(model, x)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_nchwc_no_reorders_in_a_whole_network(threads):
     """Stem to pool: blocked throughout, no reorder at all (the stem reads the
     NCHW image in place, GlobalAveragePool writes the plain [N, C, 1, 1])."""
-    if not blocked_here():
-        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
-    model = resnet_like()
-    x = np.random.default_rng(12).standard_normal((2, 3, 37, 41)).astype(np.float32)
-    ref = ort_run(model, x)
+    model, x, ref = resnet_case(12)
     _, m = compiled(model, x, 3, threads)
     ops = m.op_types
     assert ops.count("ReorderInput") == 0 and ops.count("ReorderOutput") == 0, ops
@@ -409,11 +417,7 @@ def test_nchwc_reorders_at_a_region_edge():
     before it and one ReorderInput after it (the depthwise conv needs its
     input blocked), nothing else; the output of a blocked conv that is a
     graph output gets a ReorderOutput."""
-    if not blocked_here():
-        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
-    model = resnet_like(break_with="group2")
-    x = np.random.default_rng(13).standard_normal((2, 3, 37, 41)).astype(np.float32)
-    ref = ort_run(model, x)
+    model, x, ref = resnet_case(13, break_with="group2")
     _, m = compiled(model, x, 3)
     ops = m.op_types
     assert ops.count("ReorderOutput") == 1 and ops.count("ReorderInput") == 1, ops
@@ -437,11 +441,7 @@ def test_conv_residual_fusion(threads):
     conv's epilogue (a FusedConv with the shortcut as a 4th input; the
     shortcut conv comes after it in the file's node order); switched off by
     name, the Add and Relu stay.  Both agree with ORT."""
-    if not blocked_here():
-        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
-    model = resnet_like()
-    x = np.random.default_rng(15).standard_normal((2, 3, 37, 41)).astype(np.float32)
-    ref = ort_run(model, x)
+    model, x, ref = resnet_case(15)
     _, m = compiled(model, x, 3, threads)
     _, off = compiled(model, x, 3, threads, disable=("conv_residual_fusion",))
     assert "Add" not in m.op_types and "Relu" not in m.op_types, m.op_types
@@ -470,9 +470,7 @@ def test_conv_residual_not_fused_when_conv_output_is_reused():
     vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 9, 11])]
     graph = helper.make_graph(nodes, "reuse", vi, [helper.make_tensor_value_info("y", TensorProto.FLOAT,
                                                                                  [1, 16, 9, 11])], [w1, w2])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    model = model.SerializeToString()
+    model = model_bytes(graph)
     x = rng.standard_normal((1, 16, 9, 11)).astype(np.float32)
     _, m = compiled(model, x, 3)
     assert m.op_types.count("Add") == 1, m.op_types
