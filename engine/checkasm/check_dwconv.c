@@ -28,7 +28,7 @@ static void check_family(const pg_kernel_family *op)
     int kh = p->kh, kw = p->kw;
     size_t taps = (size_t)(kh * kw);
     static const size_t chans[] = { 1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 96, 100 };
-    static const size_t widths[] = { 0, 1, 2, 3, 4, 5, 19 };
+    static const size_t widths[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 19 };
     int nc = checkasm_small() ? 9 : PG_COUNTOF(chans);
     /* buffers at the largest case (the harness has a buffer budget); the
      * output's whole buffer is compared, so a write past the last pixel
