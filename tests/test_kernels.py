@@ -123,9 +123,11 @@ def test_bad_inputs_raise_clear_errors():
 
 def test_variant_this_cpu_cannot_run_is_refused():
     df = kernels.variants()
-    missing = df[~df.runnable]
+    # the two families this test can call (on an AVX-512 CPU without AMX
+    # the first variant it cannot run is an AMX one of gemm_u8s8)
+    missing = df[~df.runnable & df.family.isin(["sgemm", "gemv"])]
     if missing.empty:
-        pytest.skip("this CPU runs every variant in the tables")
+        pytest.skip("this CPU runs every sgemm and gemv variant in the tables")
     row = missing.iloc[0]
     with pytest.raises(pg.UnsupportedError):
         if row.family == "sgemm":
