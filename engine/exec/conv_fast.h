@@ -40,4 +40,14 @@ size_t    pg_scratch_conv_nchwc(const pg_node *n, const pg_tensor *x, int thread
 pg_status pg_conv_nchwc(pg_kctx *k);
 pg_status pg_exec_pool_nchwc(pg_kctx *k);           /* MaxPool, GlobalAveragePool */
 
+/* A blocked 3x3 conv as Winograd F(2x2, 3x3) (conv_winograd.c; FusedConv
+ * winograd = 1, its weights packed by pg_wino_f23_pack): 1 if the window
+ * is one it takes (3x3, stride 1, dilation 1, pads 0 or 1); the scratch
+ * for N images of CB input and KB output blocks, FB filter blocks a
+ * kernel call, on up to `threads`; the run (k->bind: conv_nchwc,
+ * wino_in_f23, wino_out_f23; lo, hi the clamp). */
+int       pg_conv_winograd_fits(const pg_win *w);
+size_t    pg_scratch_conv_winograd(const pg_win *w, size_t N, size_t CB, size_t KB, size_t FB, int threads);
+pg_status pg_conv_winograd(pg_kctx *k, const pg_win *w, float lo, float hi);
+
 #endif

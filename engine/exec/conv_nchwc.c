@@ -96,6 +96,7 @@
 #include "../graph/infer.h"
 #include "../kernels/conv_nchwc/conv_nchwc.h"
 #include "../kernels/dwconv/dwconv.h"
+#include "../kernels/winograd/winograd.h"
 #include "cnn.h"
 #include "conv_fast.h"
 #include "parallel.h"
@@ -372,6 +373,13 @@ pg_status pg_bind_conv_nchwc(const pg_node *n, pg_binding *b)
     if (!b->kern[0])
         return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no conv_nchwc kernel takes weights packed for "
                        "%d filter blocks", n->name, fb);
+    if (pg_ir_attr_int(n, "winograd", 0)) {
+        /* the products on kern[0], the transforms on kern[1], kern[2] */
+        b->kern[1] = pg_kernel_select(&pg_kernels_wino_in_f23);
+        b->kern[2] = pg_kernel_select(&pg_kernels_wino_out_f23);
+        if (!b->kern[1] || !b->kern[2])
+            return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no Winograd transform kernel", n->name);
+    }
     return PG_OK;
 }
 
@@ -412,6 +420,11 @@ size_t pg_scratch_conv_nchwc(const pg_node *n, const pg_tensor *x, int threads)
         pg_clear_error();
         return 0;
     }
+    if (pg_ir_attr_int(n, "winograd", 0))
+        return x->rank == 5 ? pg_scratch_conv_winograd(&w, (size_t)x->shape[0], (size_t)x->shape[1],
+                                                       (size_t)blocks_of(pg_ir_attr_int(n, "out_channels", 1)),
+                                                       (size_t)pg_ir_attr_int(n, "nchwc_fb", 1), threads)
+                            : 0;
     int64_t ph, pw;
     dw_plane(&w, &ph, &pw);
     if (!pg_nchwc_depthwise(n))
@@ -719,6 +732,8 @@ pg_status pg_conv_nchwc(pg_kctx *k)
                 dw_task(&d, q);
         return PG_OK;
     }
+    if (pg_ir_attr_int(n, "winograd", 0))
+        return pg_conv_winograd(k, &d.w, d.lo, d.hi);
     d.R = k->n_in > 3 ? k->x[3] : NULL;
     if (pg_variant_index(&pg_kernels_conv_nchwc, v) < 0 || !d.B)
         return pg_fail(PG_ERR_INTERNAL, "node '%s': a blocked conv needs a conv_nchwc kernel and its "

@@ -37,6 +37,9 @@ typedef struct pg_sgemm_epilogue pg_sgemm_epilogue;
 typedef struct pg_dwconv_args pg_dwconv_args;
 /* conv_nchwc's one argument, defined in conv_nchwc/conv_nchwc.h */
 typedef struct pg_conv_nchwc_args pg_conv_nchwc_args;
+/* the Winograd transforms' arguments, defined in winograd/winograd.h */
+typedef struct pg_wino_in_args pg_wino_in_args;
+typedef struct pg_wino_out_args pg_wino_out_args;
 /* gemm_u8s8's epilogue, defined in gemm_u8s8/gemm_u8s8.h */
 typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
 
@@ -80,6 +83,9 @@ typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
     ENTRY_(dwconv, pg_f32_dwconv_fn, void, const pg_dwconv_args *a)                            \
     /* a block of output channels x a run of pixels, NCHWc (conv_nchwc/conv_nchwc.h) */         \
     ENTRY_(conv_nchwc, pg_f32_conv_nchwc_fn, void, const pg_conv_nchwc_args *a)                \
+    /* Winograd F(2x2,3x3) transforms of one NCHW16c tile row (winograd/winograd.h) */         \
+    ENTRY_(wino_in, pg_f32_wino_in_fn, void, const pg_wino_in_args *a)                         \
+    ENTRY_(wino_out, pg_f32_wino_out_fn, void, const pg_wino_out_args *a)                      \
     /* one MR x NR tile of u8 x s8 -> int32, dequantised / requantised (gemm_u8s8/gemm_u8s8.h) */ \
     ENTRY_(gemm_u8s8, pg_gemm_u8s8_ukernel_fn, void, size_t mr, size_t nr, size_t k,          \
            const uint8_t *a, size_t lda, const int8_t *b, void *c, size_t ldc,                 \

@@ -27,6 +27,7 @@
 #include "gemm_u8s8/gemm_u8s8.h"
 #include "sgemm/sgemm.h"
 #include "dwconv/dwconv.h"
+#include "winograd/winograd.h"
 #include "conv_nchwc/conv_nchwc.h"
 #include "variant.h"
 
@@ -183,6 +184,38 @@ static int check_dwconv(const pg_variant *v, const pg_variant *r)
     return close_all(want, got, W * C);
 }
 
+/* wino_in / wino_out: a row of 3 tiles (a pair and the odd one), planes
+ * 4 tiles apart; out with a skip row and ReLU6.  Both are exact. */
+static int check_winograd(const pg_variant *v, const pg_variant *r, int input)
+{
+    enum { B = PG_WINO_BLOCK, T = 3, ROW = (2 * T + 2) * B, PLANE = (T + 1) * B };
+    float in[4][ROW], m[16 * PLANE], bias[B], res[2][2 * T * B];
+    float want[2][2 * T * B], got[2][2 * T * B];
+    float uw[16 * PLANE], ug[16 * PLANE];
+    for (int i = 0; i < 4; i++)
+        fill(in[i], ROW, 20 + (unsigned)i);
+    fill(m, 16 * PLANE, 24);
+    fill(bias, B, 25);
+    fill(res[0], 2 * 2 * T * B, 26);
+    if (input) {
+        const float *rows[4] = { in[0], in[1], in[2], in[3] };
+        memset(uw, 0, sizeof uw);
+        memset(ug, 0, sizeof ug);
+        pg_wino_in_args a = { rows, uw, T, PLANE * sizeof(float) };
+        r->fn.wino_in(&a);
+        a.u = ug;
+        v->fn.wino_in(&a);
+        return !memcmp(uw, ug, sizeof uw);
+    }
+    pg_wino_out_args a = { m, PLANE * sizeof(float), { want[0], want[1] }, { res[0], res[1] }, bias, T,
+                           0.0f, 6.0f, PG_WINO_RESIDUAL, 0 };
+    r->fn.wino_out(&a);
+    a.y[0] = got[0];
+    a.y[1] = got[1];
+    v->fn.wino_out(&a);
+    return !memcmp(want, got, sizeof want);
+}
+
 /* conv_nchwc: 9 pixels (a chunk of 6 and a tail of 3) x 2 filter blocks
  * (1 where the variant's group is 1), 2 input blocks, 3x3 taps, stride 2,
  * ReLU6 */
@@ -327,6 +360,9 @@ static int check_against(const pg_kernel_family *f, const pg_variant *v, const p
         return check_dwconv(v, r);
     case PG_KERNEL_FN_conv_nchwc:
         return check_conv_nchwc(v, r);
+    case PG_KERNEL_FN_wino_in:
+    case PG_KERNEL_FN_wino_out:
+        return check_winograd(v, r, f->fn_member == PG_KERNEL_FN_wino_in);
     case PG_KERNEL_FN_quantize:
         return check_quantize(v, r);
     case PG_KERNEL_FN_widen: {   /* f16 -> f32: exact */

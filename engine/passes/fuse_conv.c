@@ -57,6 +57,7 @@
 #include "../exec/conv_fast.h"
 #include "../kernels/conv_nchwc/conv_nchwc.h"
 #include "../kernels/dwconv/dwconv.h"
+#include "../kernels/winograd/winograd.h"
 #include "match.h"
 #include "pass.h"
 
@@ -387,10 +388,13 @@ static int relay_conv(relay *r, pg_node *n)
     if (dw && in < 0)
         return -1;
     int blocked_in = in >= 0;
+    /* conv_winograd marked it, and its input is blocked: Winograd's form */
+    int wino = !dw && blocked_in && pg_ir_attr_int(n, "winograd", 0) == 1;
     /* the packed weights, and for the direct form the bias padded to whole blocks */
     size_t cin_blk = blocked_in ? NB : 1;
-    size_t nw = dw ? pg_dwconv_packed_floats((size_t)C, (int)KH, (int)KW)
-                   : pg_conv_nchwc_packed_floats((size_t)M, (size_t)C, cin_blk, (int)KH, (int)KW, NB, r->fb);
+    size_t nw = dw     ? pg_dwconv_packed_floats((size_t)C, (int)KH, (int)KW)
+                : wino ? PG_WINO_POINTS * pg_wino_plane_floats((size_t)M, (size_t)C, NB)
+                       : pg_conv_nchwc_packed_floats((size_t)M, (size_t)C, cin_blk, (int)KH, (int)KW, NB, r->fb);
     char name[96];
     int64_t wshape[1] = { (int64_t)nw }, bshape[1] = { nblocks(M) * NB };
     int tw = pg_ir_add_const(g, pg_ir_unique_name(g, "conv_nchwc_w", name, sizeof name), PG_DTYPE_FLOAT32, 1,
@@ -400,6 +404,8 @@ static int relay_conv(relay *r, pg_node *n)
     float *wp = g->tensors[tw]->data;
     if (dw)
         pg_dwconv_pack((size_t)C, (int)KH, (int)KW, wt->data, B, wp);
+    else if (wino)
+        pg_wino_f23_pack((size_t)M, (size_t)C, NB, r->fb, wt->data, wp);
     else
         pg_conv_nchwc_pack((size_t)M, (size_t)C, cin_blk, (int)KH, (int)KW, NB, r->fb, wt->data, wp);
     int tb = -1;
@@ -426,12 +432,12 @@ static int relay_conv(relay *r, pg_node *n)
     const char *an = act == PG_CONVACT_RELU ? "relu" : act == PG_CONVACT_CLIP ? "clip" : "none";
     if (restore_attrs(f, &sa) || pg_ir_set_attr_int(f, "nchwc", NB) || pg_ir_set_attr_int(f, "out_channels", M) ||
         pg_ir_set_attr_ints(f, "kernel_shape", kshape, 2) || pg_ir_set_attr_int(f, "nchwc_fb", r->fb) ||
-        pg_ir_set_attr_string(f, "activation", an) ||
+        pg_ir_set_attr_string(f, "activation", an) || pg_ir_set_attr_int(f, "winograd", wino) ||
         (act == PG_CONVACT_CLIP && (pg_ir_set_attr_float(f, "act_min", lo) || pg_ir_set_attr_float(f, "act_max", hi))))
         return -1;
     pg_pass_note(r->c, g, PG_PASS_ADDED, id, 1, "%s '%s' in NCHW16c (%s input, weights packed for %s)",
                  n->op_type, n->name, blocked_in ? "blocked" : "NCHW",
-                 dw ? "dwconv" : "conv_nchwc");
+                 dw ? "dwconv" : wino ? "Winograd F(2x2,3x3)" : "conv_nchwc");
     r->blk[n->outputs[0]] = out;
     return 1;
 }
@@ -580,6 +586,61 @@ const pg_pass_def pg_pass_nchwc_layout = {
     "nchwc_layout", 3,
     "the CNN re-laid into NCHW16c (blocked channels) for the conv_nchwc kernels; reorders only at the edges",
     run_nchwc,
+};
+
+/* ---- conv_winograd ----------------------------------------------------------- */
+
+/* A conv_nchwc asm kernel and the Winograd transforms in asm on this CPU
+ * (the C rows are the oracle, far slower than the direct kernel). */
+static int winograd_here(void)
+{
+    const pg_variant *c = pg_kernel_select(&pg_kernels_conv_nchwc);
+    const pg_variant *i = pg_kernel_select(&pg_kernels_wino_in_f23);
+    const pg_variant *o = pg_kernel_select(&pg_kernels_wino_out_f23);
+    return c && i && o && strcmp(c->isa, "c") && strcmp(i->isa, "c") && strcmp(o->isa, "c");
+}
+
+/* input and output channels below this: the direct form (the stem) */
+#define MIN_WINO_CHANNELS 16
+
+static pg_status run_winograd(pg_graph *g, pg_pass_ctx *c)
+{
+    if (!winograd_here())
+        return PG_OK;
+    pg_status st = pg_pass_need_shapes(g, c);
+    if (st)
+        return st;
+    for (int i = 0; i < g->n_nodes; i++) {
+        pg_node *n = g->nodes[i];
+        if (!n || (n->op != PG_OP_CONV && n->op != PG_OP_FUSED_CONV) || n->n_inputs < 2 ||
+            pg_ir_attr_int(n, "group", 1) != 1 || pg_ir_attr_int(n, "winograd", 0))
+            continue;
+        const pg_tensor *x = pm_tensor(g, n->inputs[0]), *wt = pm_tensor(g, n->inputs[1]);
+        if (!plain_f32_4d(x) || !wt || wt->rank != 4 || wt->shape[2] != 3 || wt->shape[3] != 3 ||
+            !pm_const_f32(g, n->inputs[1]))
+            continue;
+        if (x->shape[1] < MIN_WINO_CHANNELS || wt->shape[0] < MIN_WINO_CHANNELS)
+            continue;
+        int64_t sp[2] = { x->shape[2], x->shape[3] }, ks[2] = { 3, 3 };
+        pg_win w;
+        if (pg_win_geometry(n, PG_WIN_CONV, 2, sp, ks, &w)) {
+            pg_clear_error();
+            continue;
+        }
+        if (!pg_conv_winograd_fits(&w))
+            continue;
+        if (pg_ir_set_attr_int(n, "winograd", 1))
+            return pg_last_status();
+        pg_pass_note(c, g, PG_PASS_REWRITTEN, i, 0, "%s '%s': 3x3 stride 1, to run as Winograd F(2x2,3x3) "
+                     "once blocked", n->op_type, n->name);
+    }
+    return PG_OK;
+}
+
+const pg_pass_def pg_pass_conv_winograd = {
+    "conv_winograd", 3,
+    "3x3 stride-1 convs marked for Winograd F(2x2,3x3) (2.25x fewer products) where nchwc_layout blocks them",
+    run_winograd,
 };
 
 /* ---- conv_residual_fusion ------------------------------------------------------ */

@@ -70,6 +70,7 @@ extern const pg_pass_def pg_pass_lowp_prepack;
 extern const pg_pass_def pg_pass_weight_prepack;
 extern const pg_pass_def pg_pass_conv_bn_fold;
 extern const pg_pass_def pg_pass_conv_act_fusion;
+extern const pg_pass_def pg_pass_conv_winograd;
 extern const pg_pass_def pg_pass_nchwc_layout;
 extern const pg_pass_def pg_pass_conv_residual_fusion;
 extern const pg_pass_def pg_pass_conv_prepack;

@@ -38,6 +38,7 @@ static const pg_pass_def *const registry[] = {
     &pg_pass_rotary_fusion,
     &pg_pass_attention_fusion,
     &pg_pass_qkv_fusion,
+    &pg_pass_conv_winograd,
     &pg_pass_nchwc_layout,
     &pg_pass_conv_residual_fusion,
     &pg_pass_conv_prepack,
