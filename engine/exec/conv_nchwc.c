@@ -152,6 +152,23 @@ pg_status pg_infer_nchwc(pg_infer_ctx *c)
         shape[2] = w.out[1];
         shape[3] = w.out[2];
         shape[4] = NB;
+        if (n->op == PG_OP_FUSED_CONV) {
+            /* the weights as nchwc_layout packed them, the bias padded */
+            int dw = pg_nchwc_depthwise(n), blocked = x->rank == 5;
+            size_t Cin = blocked ? (size_t)x->shape[1] * NB : (size_t)x->shape[1];
+            size_t want = dw ? pg_dwconv_packed_floats(Cin, (int)ks[0], (int)ks[1])
+                          : pg_ir_attr_int(n, "winograd", 0)
+                              ? PG_WINO_POINTS * pg_wino_plane_floats((size_t)C, Cin, NB)
+                              : pg_conv_nchwc_packed_floats((size_t)C, Cin, blocked ? NB : 1, (int)ks[0],
+                                                            (int)ks[1], NB, 1);
+            const pg_tensor *wt = pg_infer_has_in(c, 1) ? c->in[1] : NULL;
+            if (!wt || wt->dtype != PG_DTYPE_FLOAT32 || pg_tensor_numel(wt) != (int64_t)want)
+                return PG_INFER_FAIL(PG_ERR_SHAPE, "the packed weights must be %zu float32 values", want);
+            const pg_tensor *bt = pg_infer_has_in(c, 2) ? c->in[2] : NULL;
+            if (!dw && (!bt || bt->dtype != PG_DTYPE_FLOAT32 || pg_tensor_numel(bt) != blocks_of(C) * NB))
+                return PG_INFER_FAIL(PG_ERR_SHAPE, "the padded bias must be %lld float32 values",
+                                     (long long)(blocks_of(C) * NB));
+        }
         if (n->op == PG_OP_FUSED_CONV && pg_infer_has_in(c, 3)) {
             /* the skip tensor: y's own blocked shape, a group-1 conv */
             const pg_tensor *s = c->in[3];
