@@ -75,6 +75,8 @@ void pg_f32_wino_in_f23_c(const pg_wino_in_args *a);
 void pg_f32_wino_out_f23_c(const pg_wino_out_args *a);
 void pg_f32_wino_in_f23_avx512f(const pg_wino_in_args *a);
 void pg_f32_wino_out_f23_avx512f(const pg_wino_out_args *a);
+void pg_f32_wino_in_f23_avx2(const pg_wino_in_args *a);
+void pg_f32_wino_out_f23_avx2(const pg_wino_out_args *a);
 
 extern const pg_kernel_family pg_kernels_wino_in_f23;
 extern const pg_kernel_family pg_kernels_wino_out_f23;

@@ -6,6 +6,8 @@ static const pg_variant in_variants[] = {
 #if defined(__x86_64__)
     { "f32_wino_in_f23_avx512f", "avx512", PG_CPU_AVX512F | PG_CPU_AVX2 | PG_CPU_FMA,
       .fn = { .wino_in = pg_f32_wino_in_f23_avx512f }, NULL },
+    { "f32_wino_in_f23_avx2", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
+      .fn = { .wino_in = pg_f32_wino_in_f23_avx2 }, NULL },
 #endif
     { "f32_wino_in_f23_c", "c", 0, .fn = { .wino_in = pg_f32_wino_in_f23_c }, NULL },
 };
@@ -14,6 +16,8 @@ static const pg_variant out_variants[] = {
 #if defined(__x86_64__)
     { "f32_wino_out_f23_avx512f", "avx512", PG_CPU_AVX512F | PG_CPU_AVX2 | PG_CPU_FMA,
       .fn = { .wino_out = pg_f32_wino_out_f23_avx512f }, NULL },
+    { "f32_wino_out_f23_avx2", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
+      .fn = { .wino_out = pg_f32_wino_out_f23_avx2 }, NULL },
 #endif
     { "f32_wino_out_f23_c", "c", 0, .fn = { .wino_out = pg_f32_wino_out_f23_c }, NULL },
 };
