@@ -26,7 +26,8 @@ size_t pg_conv_gemm_bias_cols(const pg_node *n, const pg_tensor *x, const pg_ten
 /* ---- the blocked layout (conv_nchwc.c) --------------------------------------
  * A node with attribute nchwc = PG_NCHWC_BLOCK works on NCHW16c tensors
  * [N, ceil(C / 16), H, W, 16]: FusedConv (out_channels, kernel_shape,
- * nchwc_fb; the weights packed by the nchwc_layout pass, the bias padded;
+ * nchwc_fb, nchwc_group; the weights packed by the nchwc_layout pass in groups
+ * of nchwc_group filter blocks, the bias padded;
  * the input blocked, or plain NCHW for a group-1 conv), MaxPool, and
  * GlobalAveragePool (channels; writes the plain [N, C, 1, 1]);
  * ReorderInput and ReorderOutput (channels) convert at the region's edges. */
@@ -36,6 +37,9 @@ struct pg_infer_ctx;
 pg_status pg_infer_nchwc(struct pg_infer_ctx *c);   /* every op above */
 int       pg_nchwc_depthwise(const pg_node *n);
 pg_status pg_bind_conv_nchwc(const pg_node *n, pg_binding *b);
+/* filter blocks per group of n's packed weights for kernel v (its
+ * nchwc_group: the blocks split evenly, at most v's FB) */
+size_t    pg_nchwc_group_blocks(const pg_node *n, const pg_variant *v);
 size_t    pg_scratch_conv_nchwc(const pg_node *n, const pg_tensor *x, int threads);
 pg_status pg_conv_nchwc(pg_kctx *k);
 pg_status pg_exec_pool_nchwc(pg_kctx *k);           /* MaxPool, GlobalAveragePool */

@@ -374,6 +374,15 @@ static int fits_block(const pg_variant *v, const void *ctx)
     return p && p->block == NB && p->fb == *(const int *)ctx;
 }
 
+/* Filter blocks per group of the packed weights: nchwc_group, at most the
+ * kernel's FB (graphs saved before it: FB). */
+size_t pg_nchwc_group_blocks(const pg_node *n, const pg_variant *v)
+{
+    const pg_conv_nchwc_params *p = v->params;
+    int64_t g = pg_ir_attr_int(n, "nchwc_group", p->fb);
+    return g >= 1 && g <= p->fb ? (size_t)g : (size_t)p->fb;
+}
+
 pg_status pg_bind_conv_nchwc(const pg_node *n, pg_binding *b)
 {
     if (pg_nchwc_depthwise(n)) {
@@ -437,11 +446,13 @@ size_t pg_scratch_conv_nchwc(const pg_node *n, const pg_tensor *x, int threads)
         pg_clear_error();
         return 0;
     }
-    if (pg_ir_attr_int(n, "winograd", 0))
-        return x->rank == 5 ? pg_scratch_conv_winograd(&w, (size_t)x->shape[0], (size_t)x->shape[1],
-                                                       (size_t)blocks_of(pg_ir_attr_int(n, "out_channels", 1)),
-                                                       (size_t)pg_ir_attr_int(n, "nchwc_fb", 1), threads)
+    if (pg_ir_attr_int(n, "winograd", 0)) {
+        size_t KB = (size_t)blocks_of(pg_ir_attr_int(n, "out_channels", 1));
+        size_t gfb = (size_t)pg_ir_attr_int(n, "nchwc_group", pg_ir_attr_int(n, "nchwc_fb", 1));
+        return x->rank == 5 ? pg_scratch_conv_winograd(&w, (size_t)x->shape[0], (size_t)x->shape[1], KB, gfb,
+                                                       threads)
                             : 0;
+    }
     int64_t ph, pw;
     dw_plane(&w, &ph, &pw);
     if (!pg_nchwc_depthwise(n))
@@ -462,7 +473,7 @@ typedef struct nchwc_conv {
     float *Y;
     pg_win w;
     int blocked;                  /* the input is NCHW16c (else NCHW) */
-    size_t C, CB, MB, groups, cin_blk, ncb;
+    size_t C, CB, MB, gfb, groups, cin_blk, ncb;   /* gfb: filter blocks per group */
     size_t tasks, workers;
     size_t group_floats;          /* packed floats of a whole group */
     size_t cin_tile, rows;        /* input blocks per pass over a group's rows; rows per task */
@@ -513,7 +524,7 @@ static void direct_task(void *ctx, size_t task)
     int64_t IH = w->in[1], IW = w->in[2], OH = w->out[1], OW = w->out[2];
     int64_t KH = w->k[1], KW = w->k[2], sy = w->stride[1], sx = w->stride[2];
     int64_t dy = w->dil[1], dx = w->dil[2];
-    size_t FB = (size_t)d->p->fb, pf = d->blocked ? NB : 1;   /* floats per input pixel */
+    size_t FB = d->gfb, pf = d->blocked ? NB : 1;   /* floats per input pixel */
     size_t tap_floats = d->cin_blk * NB;                        /* per filter block */
     pg_f32_conv_nchwc_fn kern = d->v->fn.conv_nchwc;
     /* the interior: output columns whose whole window row is inside */
@@ -758,8 +769,9 @@ pg_status pg_conv_nchwc(pg_kctx *k)
     d.p = v->params;
     d.cin_blk = d.blocked ? NB : 1;
     d.ncb = d.blocked ? d.CB : d.C;
-    d.groups = (d.MB + (size_t)d.p->fb - 1) / (size_t)d.p->fb;
-    d.group_floats = (size_t)d.p->fb * d.ncb * d.cin_blk * (size_t)(d.w.k[1] * d.w.k[2]) * NB;
+    d.gfb = pg_nchwc_group_blocks(n, v);
+    d.groups = (d.MB + d.gfb - 1) / d.gfb;
+    d.group_floats = d.gfb * d.ncb * d.cin_blk * (size_t)(d.w.k[1] * d.w.k[2]) * NB;
     /* a group's weights past about a third of L2 (of L1 for a plane of
      * 14 x 14 or less, whose rows are too short to reuse a weight from
      * L2 enough): the input blocks in tiles whose weights stay there while

@@ -256,10 +256,10 @@ pg_status pg_conv_winograd(pg_kctx *k, const pg_win *w, float lo, float hi)
     if (!gemm || !win || !wout || x->rank != 5 || !pg_conv_winograd_fits(w) || k->n_in < 3 || !k->x[2])
         return pg_fail(PG_ERR_INTERNAL, "node '%s': a Winograd conv needs a blocked input, a 3x3 stride-1 "
                        "window padded by at most 1, its bias and the conv_nchwc and wino kernels", n->name);
-    const pg_conv_nchwc_params *cp = gemm->params;
     wino_job job;
     memset(&job, 0, sizeof job);
-    plan_of(w, (size_t)x->shape[0], (size_t)x->shape[1], (size_t)k->out[0]->shape[1], (size_t)cp->fb, &job.p);
+    plan_of(w, (size_t)x->shape[0], (size_t)x->shape[1], (size_t)k->out[0]->shape[1],
+            pg_nchwc_group_blocks(n, gemm), &job.p);
     job.plane_floats = pg_wino_plane_floats(job.p.KB * NB, job.p.CB * NB, NB);
     size_t want = XI * job.plane_floats;
     if (k->in[1]->rank != 1 || (size_t)k->in[1]->shape[0] != want)

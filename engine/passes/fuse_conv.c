@@ -390,11 +390,15 @@ static int relay_conv(relay *r, pg_node *n)
     int blocked_in = in >= 0;
     /* conv_winograd marked it, and its input is blocked: Winograd's form */
     int wino = !dw && blocked_in && pg_ir_attr_int(n, "winograd", 0) == 1;
+    /* filter groups of equal size (9 blocks at FB 4: 3 + 3 + 3, not 4 + 4
+     * + 1, whose last call has a quarter of the accumulators) */
+    int64_t mb = nblocks(M), ng = (mb + r->fb - 1) / r->fb;
+    int gfb = (int)((mb + ng - 1) / ng);
     /* the packed weights, and for the direct form the bias padded to whole blocks */
     size_t cin_blk = blocked_in ? NB : 1;
     size_t nw = dw     ? pg_dwconv_packed_floats((size_t)C, (int)KH, (int)KW)
                 : wino ? PG_WINO_POINTS * pg_wino_plane_floats((size_t)M, (size_t)C, NB)
-                       : pg_conv_nchwc_packed_floats((size_t)M, (size_t)C, cin_blk, (int)KH, (int)KW, NB, r->fb);
+                       : pg_conv_nchwc_packed_floats((size_t)M, (size_t)C, cin_blk, (int)KH, (int)KW, NB, gfb);
     char name[96];
     int64_t wshape[1] = { (int64_t)nw }, bshape[1] = { nblocks(M) * NB };
     int tw = pg_ir_add_const(g, pg_ir_unique_name(g, "conv_nchwc_w", name, sizeof name), PG_DTYPE_FLOAT32, 1,
@@ -405,9 +409,9 @@ static int relay_conv(relay *r, pg_node *n)
     if (dw)
         pg_dwconv_pack((size_t)C, (int)KH, (int)KW, wt->data, B, wp);
     else if (wino)
-        pg_wino_f23_pack((size_t)M, (size_t)C, NB, r->fb, wt->data, wp);
+        pg_wino_f23_pack((size_t)M, (size_t)C, NB, gfb, wt->data, wp);
     else
-        pg_conv_nchwc_pack((size_t)M, (size_t)C, cin_blk, (int)KH, (int)KW, NB, r->fb, wt->data, wp);
+        pg_conv_nchwc_pack((size_t)M, (size_t)C, cin_blk, (int)KH, (int)KW, NB, gfb, wt->data, wp);
     int tb = -1;
     if (!dw) {
         tb = pg_ir_add_const(g, pg_ir_unique_name(g, "conv_nchwc_b", name, sizeof name), PG_DTYPE_FLOAT32, 1,
@@ -432,6 +436,7 @@ static int relay_conv(relay *r, pg_node *n)
     const char *an = act == PG_CONVACT_RELU ? "relu" : act == PG_CONVACT_CLIP ? "clip" : "none";
     if (restore_attrs(f, &sa) || pg_ir_set_attr_int(f, "nchwc", NB) || pg_ir_set_attr_int(f, "out_channels", M) ||
         pg_ir_set_attr_ints(f, "kernel_shape", kshape, 2) || pg_ir_set_attr_int(f, "nchwc_fb", r->fb) ||
+        pg_ir_set_attr_int(f, "nchwc_group", gfb) ||
         pg_ir_set_attr_string(f, "activation", an) || pg_ir_set_attr_int(f, "winograd", wino) ||
         (act == PG_CONVACT_CLIP && (pg_ir_set_attr_float(f, "act_min", lo) || pg_ir_set_attr_float(f, "act_max", hi))))
         return -1;
