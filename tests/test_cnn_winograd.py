@@ -62,7 +62,7 @@ def test_winograd_against_ort(name, threads):
     assert rel_err(list(off.run({"x": x}).values())[0], ref) <= TOL
 
 
-def basic_block(C, H, W, seed):
+def basic_block(N, C, H, W, seed):
     """x -> 1x1 (blocked) -> 3x3 + Relu -> 3x3, + the 1x1's output, Relu:
     ResNet's basic block, whose second conv takes the Add and the Relu."""
     rng = np.random.default_rng(seed)
@@ -81,20 +81,20 @@ def basic_block(C, H, W, seed):
     conv("r1", "c2", 3, 1)
     nodes.append(helper.make_node("Add", ["c2", "c0"], ["a"]))
     nodes.append(helper.make_node("Relu", ["a"], ["y"]))
-    graph = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, C, H, W])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, C, H, W])], inits)
+    graph = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [N, C, H, W])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [N, C, H, W])], inits)
     return model_bytes(graph)
 
 
 @needs_winograd
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("C,H,W", [(32, 10, 10), (40, 7, 7), (128, 7, 7)])
-def test_winograd_residual_block(C, H, W, threads):
-    """The skip tensor added in the output transform; at 7x7 with 128
-    channels and 2 threads the two images' one chunk each is not enough
-    tasks, so the filter groups are shared out too."""
-    model = basic_block(C, H, W, seed=C + H)
-    x = np.random.default_rng(C).standard_normal((2, C, H, W)).astype(np.float32)
+@pytest.mark.parametrize("N,C,H,W", [(2, 32, 10, 10), (2, 40, 7, 7), (1, 128, 7, 7)])
+def test_winograd_residual_block(N, C, H, W, threads):
+    """The skip tensor added in the output transform; one 7x7 image of 128
+    channels at 2 threads is one chunk - fewer tasks than threads - so its
+    8 filter blocks are shared out too (two groups, one a task)."""
+    model = basic_block(N, C, H, W, seed=C + H)
+    x = np.random.default_rng(C).standard_normal((N, C, H, W)).astype(np.float32)
     ref = ort_run(model, x)
     _, m = compiled(model, x, 3, threads)
     assert "Add" not in m.op_types and "Relu" not in m.op_types, m.op_types
