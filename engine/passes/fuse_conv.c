@@ -35,6 +35,15 @@
  * op left in NCHW or is a graph output: reorders only at the edges of the
  * blocked region.
  *
+ * conv_winograd (level 3, before nchwc_layout): a group-1 3x3 conv at
+ * stride 1 and dilation 1, pads 0 or 1, with 16 or more input and output
+ * channels, where the Winograd transforms have asm -> attribute winograd
+ * = 1; nchwc_layout then packs its weights as F(2x2, 3x3)'s 16 transformed
+ * planes (pg_wino_f23_pack) if its input is blocked, else it stays direct
+ * (exec/conv_winograd.c has the form and the measurement).  The weights
+ * of every blocked group-1 conv go in filter groups of equal size
+ * (nchwc_group), at most the kernel's FB blocks each.
+ *
  * conv_residual_fusion (level 3, after nchwc_layout): a blocked conv read
  * only by the Add of a skip connection (and that only by a Relu, as in
  * ResNet) -> one FusedConv with the skip tensor as its 4th input, added
