@@ -22,6 +22,14 @@ void pg_apply_act(const pg_variant *kern, pg_act_kind act, float *y, size_t n)
         kern->fn.unary(n, y, y);
         return;
     }
+    if (act == PG_ACTK_RELU) {
+        /* its own loop, which the compiler vectorises (inside the switch
+         * below it ran at about 18 cycles an element: 65% of an int8
+         * MLP's time, whose ReLU has no kernel family) */
+        for (size_t i = 0; i < n; i++)
+            y[i] = y[i] > 0 ? y[i] : 0.0f;
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         float x = y[i];
         switch (act) {
