@@ -413,6 +413,33 @@ race.results[["shape", "variant", "gflops", "intensity", "speedup_vs_c"]].round(
 """),
         code("%peregrine bench gemv --shape 1024x1024 --shape 4096x1024 --run"),
         md("""
+## Lower precision: speed against error
+
+The same products in bf16 (`vdpbf16ps`, BFMMLA) and int8 (`vpdpbusd`, SDOT,
+USMMLA) where this CPU has them: `pg.compile(graph, precision=...)` packs the
+weights once in the kernel's format. The viewer below compiles one small
+two-layer model in fp32, bf16 and int8-dynamic, races them and compares each
+against the fp32 model on the same input (`CompiledModel.compare`): latency
+against error (1 - cosine) per output, and in the table the precision each
+model really got (a CPU without the kernels falls back to fp32, and says so).
+"""),
+        code("""
+from peregrine_nb.widgets import PrecisionTradeoff
+
+rng = np.random.default_rng(0)
+mlp = pg.Graph()
+mlp.add_input("x", (8, 128, 384))
+mlp.add_initializer("W1", (rng.standard_normal((384, 1536)) / 20).astype(np.float32))
+mlp.add_initializer("W2", (rng.standard_normal((1536, 384)) / 40).astype(np.float32))
+mlp.add_node("MatMul", ["x", "W1"], ["h"])
+mlp.add_node("Relu", ["h"], ["a"])
+mlp.add_node("MatMul", ["a", "W2"], ["y"])
+mlp.add_output("y")
+tradeoff = PrecisionTradeoff(mlp, {"x": rng.standard_normal((8, 128, 384)).astype(np.float32)}, repeat=5)
+tradeoff.run()
+tradeoff
+"""),
+        md("""
 ## Writing your own kernel
 
 A `%%peregrine kernel` cell is GNU assembly for one kernel family's routine (the
