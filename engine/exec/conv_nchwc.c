@@ -77,9 +77,12 @@
  * ResNet-18 3x3 layers 84-88 GFLOP/s (89-93%), 512@7 65.6 (70%), the stem
  * 84.2 (89%), 1x1/2 71.8 (76%); ORT 0.97-1.14x of that per layer.
  *
+ * HardSwish / SiLU convs: no blocked epilogue - the conv runs without it
+ * and the op follows on the blocked tensor (nchwc_layout adds it).
+ *
  * Not done: NEON (4c) rows of conv_nchwc - there the pass leaves the
- * network in NCHW on the SGEMM path; HardSwish / SiLU convs stay NCHW (a
- * region edge).
+ * network in NCHW on the SGEMM path; a blocked Concat / Resize (YOLO's
+ * necks reorder around them).
  *
  * Residual: a FusedConv's 4th input (conv_residual_fusion) is a skip
  * tensor in y's layout, added by the kernel (flag RESIDUAL) before the

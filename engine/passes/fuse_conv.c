@@ -382,6 +382,13 @@ static int relay_conv(relay *r, pg_node *n)
     if (n->n_inputs > 2 && n->inputs[2] >= 0 && !(B = vec_m(g, n->inputs[2], M)))
         return 0;
     pg_conv_act act = pg_conv_act_from_name(pg_ir_attr_string(n, "activation", "none"));
+    /* SiLU and HardSwish (YOLO, MobileNetV3) have no blocked epilogue: the
+     * conv without it, then the op on the blocked tensor (zero stays zero
+     * in the padded channels) - one more pass over the output instead of
+     * the whole region on the NCHW GEMM form with reorders around it */
+    const char *post = act == PG_CONVACT_SILU ? "SiLU" : act == PG_CONVACT_HARDSWISH ? "HardSwish" : NULL;
+    if (post)
+        act = PG_CONVACT_NONE;
     if (act != PG_CONVACT_NONE && act != PG_CONVACT_RELU && act != PG_CONVACT_CLIP)
         return 0;
     int dw = G > 1;
@@ -452,6 +459,15 @@ static int relay_conv(relay *r, pg_node *n)
     pg_pass_note(r->c, g, PG_PASS_ADDED, id, 1, "%s '%s' in NCHW16c (%s input, weights packed for %s)",
                  n->op_type, n->name, blocked_in ? "blocked" : "NCHW",
                  dw ? "dwconv" : wino ? "Winograd F(2x2,3x3)" : "conv_nchwc");
+    if (post) {
+        int z = blocked_tensor(r, y, M, y->shape[2], y->shape[3]);
+        int pid = z < 0 ? -1 : relay_node(r, post, "conv_nchwc_act", &out, 1, z);
+        if (pid < 0)
+            return -1;
+        pg_pass_note(r->c, g, PG_PASS_ADDED, pid, 0, "%s of '%s' on the NCHW16c tensor (no blocked epilogue)",
+                     post, n->name);
+        out = z;
+    }
     r->blk[n->outputs[0]] = out;
     return 1;
 }
