@@ -432,6 +432,35 @@ def test_nchwc_keeps_silu_and_hardswish_convs_blocked(act):
     assert rel_err(list(m.run({"x": x}).values())[0], ort_run(model, x)) <= TOL
 
 
+@pytest.mark.parametrize("c1,blocked", [(16, True), (12, False)])
+def test_nchwc_concat_of_blocked_tensors(c1, blocked):
+    """Concat along the channels of blocked tensors (YOLO's C2f / SPPF) is
+    the inputs' blocks in turn - when every input but the last is whole
+    blocks; else it stays NCHW, with reorders around it."""
+    if not blocked_here():
+        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
+    rng = np.random.default_rng(c1)
+    inits, nodes = [], []
+
+    def conv(src, dst, C, M, k):
+        inits.append(numpy_helper.from_array((rng.standard_normal((M, C, k, k)) / np.sqrt(C * k * k)).astype(
+            np.float32), dst + "_w"))
+        nodes.append(helper.make_node("Conv", [src, dst + "_w"], [dst], kernel_shape=[k, k], pads=[k // 2] * 4))
+
+    conv("x", "a", 8, c1, 1)
+    conv("a", "b", c1, 20, 3)
+    nodes.append(helper.make_node("Concat", ["a", "a", "b"], ["cat"], axis=-3))   # b: a part block last
+    conv("cat", "y", 2 * c1 + 20, 24, 3)
+    graph = helper.make_graph(nodes, "cat", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 9, 11])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 24, 9, 11])], inits)
+    model = model_bytes(graph)
+    x = rng.standard_normal((2, 8, 9, 11)).astype(np.float32)
+    _, m = compiled(model, x, 3)
+    ops = m.op_types
+    assert ops.count("Concat") == 1 and ops.count("ReorderOutput") == (1 if blocked else 3), ops
+    assert rel_err(list(m.run({"x": x}).values())[0], ort_run(model, x)) <= TOL
+
+
 def test_nchwc_reorders_at_a_region_edge():
     """A grouped conv (no blocked form) in the middle: one ReorderOutput
     before it and one ReorderInput after it (the depthwise conv needs its

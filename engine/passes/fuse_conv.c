@@ -29,6 +29,10 @@
  *   - MaxPool (no Indices), Add of two blocked tensors of one shape, Relu,
  *     Clip (constant bounds), HardSwish on a blocked input -> the same op
  *     on the blocked tensor (nchwc = 16 on MaxPool);
+ *   - a conv + SiLU / HardSwish -> the blocked conv without it, then the op
+ *     on its blocked output (no blocked epilogue for them);
+ *   - Concat along the channels of blocked inputs, all but the last whole
+ *     blocks -> Concat of the blocked tensors along their block axis;
  *   - GlobalAveragePool of a blocked input -> nchwc = 16, writing the
  *     plain [N, C, 1, 1] (the network's usual exit: no reorder);
  * and a ReorderOutput wherever a blocked tensor's original is read by an
@@ -472,7 +476,10 @@ static int relay_conv(relay *r, pg_node *n)
     return 1;
 }
 
-/* MaxPool, Add, Relu, Clip, HardSwish, GlobalAveragePool on blocked inputs. */
+/* inputs of a blocked Concat at most */
+#define MAX_CONCAT 8
+
+/* MaxPool, Add, Relu, Clip, HardSwish, GlobalAveragePool, Concat on blocked inputs. */
 static int relay_other(relay *r, pg_node *n)
 {
     pg_graph *g = r->g;
@@ -482,8 +489,26 @@ static int relay_other(relay *r, pg_node *n)
     const pg_tensor *xt = pm_tensor(g, x), *yt = pm_tensor(g, y);
     if (r->blk[x] < 0 || !plain_f32_4d(xt) || !yt || yt->dtype != PG_DTYPE_FLOAT32)
         return 0;
-    int ins[3] = { r->blk[x], -1, -1 }, nin = 1, out = -1;
+    int ins[MAX_CONCAT] = { r->blk[x], -1, -1 }, nin = 1, out = -1;
     switch (n->op) {
+    case PG_OP_CONCAT: {
+        /* along the channels, every input blocked and every one but the
+         * last whole blocks: the blocked output is the inputs' blocks in
+         * turn (the last one's padding stays the output's) */
+        int64_t axis = pg_ir_attr_int(n, "axis", 0);
+        if ((axis != 1 && axis != -3) || n->n_inputs > MAX_CONCAT || !plain_f32_4d(yt))
+            return 0;
+        for (int i = 0; i < n->n_inputs; i++) {
+            const pg_tensor *t = n->inputs[i] < 0 ? NULL : pm_tensor(g, n->inputs[i]);
+            if (!t || r->blk[n->inputs[i]] < 0 || !plain_f32_4d(t) ||
+                (i + 1 < n->n_inputs && t->shape[1] % NB))
+                return 0;
+            ins[i] = r->blk[n->inputs[i]];
+        }
+        nin = n->n_inputs;
+        out = blocked_tensor(r, yt, yt->shape[1], yt->shape[2], yt->shape[3]);
+        break;
+    }
     case PG_OP_MAXPOOL:
         if (!plain_f32_4d(yt))
             return 0;
@@ -532,6 +557,8 @@ static int relay_other(relay *r, pg_node *n)
     if (id < 0 || restore_attrs(g->nodes[id], &sa))
         return -1;
     pg_node *f = g->nodes[id];
+    if (f->op == PG_OP_CONCAT && pg_ir_set_attr_int(f, "axis", 1))   /* the blocks' axis, as 5-D */
+        return -1;
     if (f->op == PG_OP_MAXPOOL || f->op == PG_OP_GLOBAL_AVERAGEPOOL) {
         if (pg_ir_set_attr_int(f, "nchwc", NB) ||
             (f->op == PG_OP_GLOBAL_AVERAGEPOOL && pg_ir_set_attr_int(f, "channels", xt->shape[1])))
