@@ -461,6 +461,41 @@ def test_nchwc_concat_of_blocked_tensors(c1, blocked):
     assert rel_err(list(m.run({"x": x}).values())[0], ort_run(model, x)) <= TOL
 
 
+@pytest.mark.parametrize("start,blocked", [(16, True), (-24, True), (8, False)])
+def test_nchwc_slice_of_blocked_channels(start, blocked):
+    """A Slice of the channels from a block boundary to the end (YOLO's C2f
+    split; a last block in part) takes the same blocks; one from inside a
+    block stays NCHW, with reorders around it."""
+    if not blocked_here():
+        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
+    rng = np.random.default_rng(abs(start))
+    inits, nodes = [], []
+
+    def conv(src, dst, C, M):
+        inits.append(numpy_helper.from_array((rng.standard_normal((M, C, 3, 3)) / np.sqrt(C * 9)).astype(
+            np.float32), dst + "_w"))
+        nodes.append(helper.make_node("Conv", [src, dst + "_w"], [dst], kernel_shape=[3, 3], pads=[1] * 4))
+
+    def ints(name, v):
+        inits.append(numpy_helper.from_array(np.array([v], np.int64), name))
+        return name
+
+    conv("x", "a", 8, 40)
+    nodes.append(helper.make_node("Slice", ["a", ints("s0", 0), ints("e0", 16), ints("ax", 1)], ["lo"]))
+    nodes.append(helper.make_node("Slice", ["a", ints("s1", start), ints("e1", 2 ** 62), "ax"], ["hi"]))
+    conv("lo", "y1", 16, 8)
+    conv("hi", "y2", 40 - (start % 40), 8)
+    nodes.append(helper.make_node("Add", ["y1", "y2"], ["y"]))
+    graph = helper.make_graph(nodes, "slice", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 9, 10])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8, 9, 10])], inits)
+    model = model_bytes(graph)
+    x = rng.standard_normal((2, 8, 9, 10)).astype(np.float32)
+    _, m = compiled(model, x, 3)
+    ops = m.op_types
+    assert ops.count("Slice") == 2 and ops.count("ReorderOutput") == (1 if blocked else 2), ops
+    assert rel_err(list(m.run({"x": x}).values())[0], ort_run(model, x)) <= TOL
+
+
 def test_nchwc_reorders_at_a_region_edge():
     """A grouped conv (no blocked form) in the middle: one ReorderOutput
     before it and one ReorderInput after it (the depthwise conv needs its

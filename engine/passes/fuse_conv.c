@@ -33,6 +33,8 @@
  *     on its blocked output (no blocked epilogue for them);
  *   - Concat along the channels of blocked inputs, all but the last whole
  *     blocks -> Concat of the blocked tensors along their block axis;
+ *     Slice of one channel range from a block boundary to one (or to the
+ *     end) -> Slice of those blocks;
  *   - GlobalAveragePool of a blocked input -> nchwc = 16, writing the
  *     plain [N, C, 1, 1] (the network's usual exit: no reorder);
  * and a ReorderOutput wherever a blocked tensor's original is read by an
@@ -491,6 +493,36 @@ static int relay_other(relay *r, pg_node *n)
         return 0;
     int ins[MAX_CONCAT] = { r->blk[x], -1, -1 }, nin = 1, out = -1;
     switch (n->op) {
+    case PG_OP_SLICE: {
+        /* one channel range from a block boundary to one or to the end:
+         * the same range of blocks (new starts / ends / axes constants) */
+        double st, en, ax = 0, sp = 1;
+        int64_t C = xt->shape[1];
+        if (n->n_inputs < 4 || !pm_const_scalar(g, n->inputs[1], &st) || !pm_const_scalar(g, n->inputs[2], &en) ||
+            !pm_const_scalar(g, n->inputs[3], &ax) || (ax != 1 && ax != -3) ||
+            (n->n_inputs > 4 && n->inputs[4] >= 0 && (!pm_const_scalar(g, n->inputs[4], &sp) || sp != 1)) ||
+            !plain_f32_4d(yt))
+            return 0;
+        st = st < 0 ? st + (double)C : st;
+        en = en < 0 ? en + (double)C : en;
+        st = st < 0 ? 0 : st > (double)C ? (double)C : st;
+        en = en < 0 ? 0 : en > (double)C ? (double)C : en;
+        int64_t s0 = (int64_t)st, e0 = (int64_t)en;
+        if (e0 <= s0 || s0 % NB || (e0 % NB && e0 != C) || yt->shape[1] != e0 - s0)
+            return 0;
+        int64_t v[3] = { s0 / NB, nblocks(e0), 1 }, one = 1;
+        static const char *const what[3] = { "nchwc_starts", "nchwc_ends", "nchwc_axes" };
+        for (int i = 0; i < 3; i++) {
+            char nm[96];
+            ins[1 + i] = pg_ir_add_const(g, pg_ir_unique_name(g, what[i], nm, sizeof nm), PG_DTYPE_INT64, 1, &one,
+                                         &v[i]);
+            if (ins[1 + i] < 0)
+                return -1;
+        }
+        nin = 4;
+        out = blocked_tensor(r, yt, yt->shape[1], yt->shape[2], yt->shape[3]);
+        break;
+    }
     case PG_OP_CONCAT: {
         /* along the channels, every input blocked and every one but the
          * last whole blocks: the blocked output is the inputs' blocks in
