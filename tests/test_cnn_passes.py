@@ -496,6 +496,31 @@ def test_nchwc_slice_of_blocked_channels(start, blocked):
     assert rel_err(list(m.run({"x": x}).values())[0], ort_run(model, x)) <= TOL
 
 
+@pytest.mark.parametrize("mode,transform", [("nearest", "asymmetric"), ("linear", "half_pixel"),
+                                            ("linear", "align_corners")])
+def test_nchwc_resize_of_a_blocked_tensor(mode, transform):
+    """Resize by constant scales (1 on N and C, YOLO's upsample) runs on the
+    blocked tensor, scale 1 on the block axis and its lanes."""
+    if not blocked_here():
+        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
+    rng = np.random.default_rng(len(mode + transform))
+    inits = [numpy_helper.from_array((rng.standard_normal((24, 8, 3, 3)) / 8).astype(np.float32), "w1"),
+             numpy_helper.from_array((rng.standard_normal((16, 24, 3, 3)) / 14).astype(np.float32), "w2"),
+             numpy_helper.from_array(np.array([1, 1, 2, 1.5], np.float32), "scales")]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], kernel_shape=[3, 3], pads=[1] * 4),
+             helper.make_node("Resize", ["a", "", "scales"], ["u"], mode=mode,
+                              coordinate_transformation_mode=transform),
+             helper.make_node("Conv", ["u", "w2"], ["y"], kernel_shape=[3, 3], pads=[1] * 4)]
+    graph = helper.make_graph(nodes, "up", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 7, 10])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16, 14, 15])], inits)
+    model = model_bytes(graph)
+    x = rng.standard_normal((2, 8, 7, 10)).astype(np.float32)
+    _, m = compiled(model, x, 3)
+    ops = m.op_types
+    assert ops.count("Resize") == 1 and ops.count("ReorderOutput") == 1, ops
+    assert rel_err(list(m.run({"x": x}).values())[0], ort_run(model, x)) <= TOL
+
+
 def test_nchwc_reorders_at_a_region_edge():
     """A grouped conv (no blocked form) in the middle: one ReorderOutput
     before it and one ReorderInput after it (the depthwise conv needs its

@@ -34,7 +34,8 @@
  *   - Concat along the channels of blocked inputs, all but the last whole
  *     blocks -> Concat of the blocked tensors along their block axis;
  *     Slice of one channel range from a block boundary to one (or to the
- *     end) -> Slice of those blocks;
+ *     end) -> Slice of those blocks; Resize by constant scales of 1 on N
+ *     and C -> the same scales on the blocked tensor's spatial axes;
  *   - GlobalAveragePool of a blocked input -> nchwc = 16, writing the
  *     plain [N, C, 1, 1] (the network's usual exit: no reorder);
  * and a ReorderOutput wherever a blocked tensor's original is read by an
@@ -520,6 +521,29 @@ static int relay_other(relay *r, pg_node *n)
                 return -1;
         }
         nin = 4;
+        out = blocked_tensor(r, yt, yt->shape[1], yt->shape[2], yt->shape[3]);
+        break;
+    }
+    case PG_OP_RESIZE: {
+        /* constant scales, 1 on N and C: the same on the 5-D tensor with 1
+         * on the block axis and its lanes (a scale of 1 maps each index
+         * to itself under every coordinate transform and mode) */
+        const pg_tensor *sc = n->n_inputs > 2 && n->inputs[2] >= 0 ? pm_tensor(g, n->inputs[2]) : NULL;
+        int na = 0;
+        if ((n->n_inputs > 3 && n->inputs[3] >= 0) || pg_ir_attr_ints(n, "axes", &na) || !sc || !sc->is_const ||
+            !sc->data || sc->dtype != PG_DTYPE_FLOAT32 || sc->rank != 1 || sc->shape[0] != 4 ||
+            ((const float *)sc->data)[0] != 1.0f || ((const float *)sc->data)[1] != 1.0f || !plain_f32_4d(yt))
+            return 0;
+        const float *f4 = sc->data;
+        float f5[5] = { 1.0f, 1.0f, f4[2], f4[3], 1.0f };
+        int64_t five = 5;
+        char nm[96];
+        ins[1] = n->inputs[1];
+        ins[2] = pg_ir_add_const(g, pg_ir_unique_name(g, "nchwc_scales", nm, sizeof nm), PG_DTYPE_FLOAT32, 1, &five,
+                                 f5);
+        if (ins[2] < 0)
+            return -1;
+        nin = 3;
         out = blocked_tensor(r, yt, yt->shape[1], yt->shape[2], yt->shape[3]);
         break;
     }
