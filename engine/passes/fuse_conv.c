@@ -534,11 +534,16 @@ static int relay_other(relay *r, pg_node *n)
             !sc->data || sc->dtype != PG_DTYPE_FLOAT32 || sc->rank != 1 || sc->shape[0] != 4 ||
             ((const float *)sc->data)[0] != 1.0f || ((const float *)sc->data)[1] != 1.0f || !plain_f32_4d(yt))
             return 0;
+        /* a crop's roi is per axis of the 4-D tensor: not taken */
+        const pg_tensor *roi = n->n_inputs > 1 && n->inputs[1] >= 0 ? pm_tensor(g, n->inputs[1]) : NULL;
+        if ((roi && pg_tensor_numel(roi) != 0) ||
+            !strcmp(pg_ir_attr_string(n, "coordinate_transformation_mode", "half_pixel"), "tf_crop_and_resize"))
+            return 0;
         const float *f4 = sc->data;
         float f5[5] = { 1.0f, 1.0f, f4[2], f4[3], 1.0f };
         int64_t five = 5;
         char nm[96];
-        ins[1] = n->inputs[1];
+        ins[1] = -1;
         ins[2] = pg_ir_add_const(g, pg_ir_unique_name(g, "nchwc_scales", nm, sizeof nm), PG_DTYPE_FLOAT32, 1, &five,
                                  f5);
         if (ins[2] < 0)
