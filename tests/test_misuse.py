@@ -104,7 +104,18 @@ def test_huge_declared_input_is_refused_at_compile():
     g.add_input("x", (2**40, 2**40))
     g.add_node("Relu", ["x"], ["y"])
     g.add_output("y")
-    with pytest.raises(pg.ShapeError, match="'x'.*more bytes than 64 bits"):
+    with pytest.raises(pg.ShapeError, match="'x'.*more bytes .*than a signed 64-bit count"):
+        pg.compile(g)
+
+
+def test_empty_tensor_whose_other_dims_overflow_is_refused():
+    """[2^62, 0] holds no element, but no array can be shaped so (numpy
+    refuses it): refused by name, as an overflowing size is."""
+    g = pg.Graph()
+    g.add_input("x", (2**62, 0))
+    g.add_node("Relu", ["x"], ["y"])
+    g.add_output("y")
+    with pytest.raises(pg.ShapeError, match="'x'.*empty, its other dims span more"):
         pg.compile(g)
 
 

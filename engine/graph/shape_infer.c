@@ -916,7 +916,7 @@ static pg_status compute_known(pg_infer_ctx *c, const pg_opdef *d)
  * graph input or constant). */
 static pg_status check_size(const pg_tensor *t, pg_infer_ctx *c)
 {
-    uint64_t bytes, limit = pg_memory_limit();
+    uint64_t bytes, bytes_ext, limit = pg_memory_limit();
     char shape[160];
     if (t->rank < 0)
         return PG_OK;
@@ -924,10 +924,19 @@ static pg_status check_size(const pg_tensor *t, pg_infer_ctx *c)
         if (t->shape[d] < 0)
             return PG_OK;   /* not known yet */
     pg_infer_shape_str(t, shape, sizeof shape);
-    if (pg_shape_bytes(t->rank, t->shape, pg_dtype_size(t->dtype), &bytes)) {
+    /* the extent of its nonzero dims too: an empty tensor whose other dims
+     * pass 2^63 bytes is no array a caller can hold (numpy refuses it) */
+    int64_t ext[PG_MAX_RANK];
+    for (int d = 0; d < t->rank && d < PG_MAX_RANK; d++)
+        ext[d] = t->shape[d] ? t->shape[d] : 1;
+    if (pg_shape_bytes(t->rank, t->shape, pg_dtype_size(t->dtype), &bytes) ||
+        (t->rank <= PG_MAX_RANK &&
+         (pg_shape_bytes(t->rank, ext, pg_dtype_size(t->dtype), &bytes_ext) || bytes_ext > (uint64_t)INT64_MAX))) {
         if (c)
-            return FAIL(PG_ERR_SHAPE, "output '%s' %s has more bytes than 64 bits count", t->name, shape);
-        return pg_fail(PG_ERR_SHAPE, "tensor '%s' %s has more bytes than 64 bits count", t->name, shape);
+            return FAIL(PG_ERR_SHAPE, "output '%s' %s has more bytes (or, empty, its other dims span more) "
+                        "than a signed 64-bit count holds", t->name, shape);
+        return pg_fail(PG_ERR_SHAPE, "tensor '%s' %s has more bytes (or, empty, its other dims span more) than "
+                       "a signed 64-bit count holds", t->name, shape);
     }
     if (bytes > limit) {
         if (c)
