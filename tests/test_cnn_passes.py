@@ -8,6 +8,8 @@ relative error, on small graphs built here with random weights and fixed
 seeds."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -432,6 +434,14 @@ def test_nchwc_keeps_silu_and_hardswish_convs_blocked(act):
     assert rel_err(list(m.run({"x": x}).values())[0], ort_run(model, x)) <= TOL
 
 
+def add_conv(rng, inits, nodes, src, dst, C, M, k):
+    """A bias-free k x k conv src -> dst (C -> M, padded to keep the size)
+    with weights drawn from rng, appended to inits and nodes."""
+    inits.append(numpy_helper.from_array((rng.standard_normal((M, C, k, k)) / np.sqrt(C * k * k)).astype(
+        np.float32), dst + "_w"))
+    nodes.append(helper.make_node("Conv", [src, dst + "_w"], [dst], kernel_shape=[k, k], pads=[k // 2] * 4))
+
+
 @pytest.mark.parametrize("c1,blocked", [(16, True), (12, False)])
 def test_nchwc_concat_of_blocked_tensors(c1, blocked):
     """Concat along the channels of blocked tensors (YOLO's C2f / SPPF) is
@@ -442,11 +452,7 @@ def test_nchwc_concat_of_blocked_tensors(c1, blocked):
     rng = np.random.default_rng(c1)
     inits, nodes = [], []
 
-    def conv(src, dst, C, M, k):
-        inits.append(numpy_helper.from_array((rng.standard_normal((M, C, k, k)) / np.sqrt(C * k * k)).astype(
-            np.float32), dst + "_w"))
-        nodes.append(helper.make_node("Conv", [src, dst + "_w"], [dst], kernel_shape=[k, k], pads=[k // 2] * 4))
-
+    conv = partial(add_conv, rng, inits, nodes)
     conv("x", "a", 8, c1, 1)
     conv("a", "b", c1, 20, 3)
     nodes.append(helper.make_node("Concat", ["a", "a", "b"], ["cat"], axis=-3))   # b: a part block last
@@ -471,20 +477,17 @@ def test_nchwc_slice_of_blocked_channels(start, blocked):
     rng = np.random.default_rng(abs(start))
     inits, nodes = [], []
 
-    def conv(src, dst, C, M):
-        inits.append(numpy_helper.from_array((rng.standard_normal((M, C, 3, 3)) / np.sqrt(C * 9)).astype(
-            np.float32), dst + "_w"))
-        nodes.append(helper.make_node("Conv", [src, dst + "_w"], [dst], kernel_shape=[3, 3], pads=[1] * 4))
+    conv = partial(add_conv, rng, inits, nodes)
 
     def ints(name, v):
         inits.append(numpy_helper.from_array(np.array([v], np.int64), name))
         return name
 
-    conv("x", "a", 8, 40)
+    conv("x", "a", 8, 40, 3)
     nodes.append(helper.make_node("Slice", ["a", ints("s0", 0), ints("e0", 16), ints("ax", 1)], ["lo"]))
     nodes.append(helper.make_node("Slice", ["a", ints("s1", start), ints("e1", 2 ** 62), "ax"], ["hi"]))
-    conv("lo", "y1", 16, 8)
-    conv("hi", "y2", 40 - (start % 40), 8)
+    conv("lo", "y1", 16, 8, 3)
+    conv("hi", "y2", 40 - (start % 40), 8, 3)
     nodes.append(helper.make_node("Add", ["y1", "y2"], ["y"]))
     graph = helper.make_graph(nodes, "slice", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 9, 10])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8, 9, 10])], inits)
