@@ -39,7 +39,7 @@ CHAINS = {
     "odd_pads": ((2, 24, 9, 13), [("conv", 24, 1, 1, 0, 1, 1, True), ("conv", 40, 3, 1, 1, 1, 1, True), ("relu",),
                                   ("conv", 20, 3, 1, 0, 1, 1, True), ("clip", 0.0, 6.0),
                                   ("conv", 16, 3, 1, 1, 1, 1, False)]),
-    "even": ((1, 32, 8, 8), [("conv", 32, 1, 1, 0, 1, 1, True), ("conv", 48, 3, 1, 1, 1, 1, True), ("relu",)]),
+    "even": ((1, 32, 12, 12), [("conv", 32, 1, 1, 0, 1, 1, True), ("conv", 48, 3, 1, 1, 1, 1, True), ("relu",)]),
     "wide": ((1, 16, 5, 60), [("conv", 16, 1, 1, 0, 1, 1, True), ("conv", 17, 3, 1, 1, 1, 1, True)]),
 }
 
@@ -88,11 +88,12 @@ def basic_block(N, C, H, W, seed):
 
 @needs_winograd
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("N,C,H,W", [(2, 32, 10, 10), (2, 40, 7, 7), (1, 128, 7, 7)])
+@pytest.mark.parametrize("N,C,H,W", [(2, 32, 10, 10), (2, 40, 7, 7), (1, 128, 2, 70)])
 def test_winograd_residual_block(N, C, H, W, threads):
-    """The skip tensor added in the output transform; one 7x7 image of 128
-    channels at 2 threads is one chunk - fewer tasks than threads - so its
-    8 filter blocks are shared out too (two groups, one a task)."""
+    """The skip tensor added in the output transform; one 2x70 image of 128
+    channels (one row of 35 tiles) at 2 threads is one chunk - fewer tasks
+    than threads - so its 8 filter blocks are shared out too (two groups,
+    one a task)."""
     model = basic_block(N, C, H, W, seed=C + H)
     x = np.random.default_rng(C).standard_normal((N, C, H, W)).astype(np.float32)
     ref = ort_run(model, x)
@@ -114,4 +115,16 @@ def test_winograd_leaves_other_convs():
     x = np.random.default_rng(5).standard_normal((1, 8, 23, 23)).astype(np.float32)
     _, m = compiled(model, x, 3)
     assert not wino_steps(m), m.kernels
+    assert rel_err(list(m.run({"x": x}).values())[0], ort_run(model, x)) <= TOL
+
+
+@needs_winograd
+@pytest.mark.parametrize("N,expect", [(1, 0), (2, 2)])
+def test_winograd_needs_enough_tiles(N, expect):
+    """A 7x7 plane is 16 tiles an image: at batch 1 (below MIN_WINO_TILES,
+    32) its convs stay direct, from batch 2 they run as Winograd."""
+    model = basic_block(N, 64, 7, 7, seed=3)
+    x = np.random.default_rng(N).standard_normal((N, 64, 7, 7)).astype(np.float32)
+    _, m = compiled(model, x, 3)
+    assert len(wino_steps(m)) == expect, m.kernels
     assert rel_err(list(m.run({"x": x}).values())[0], ort_run(model, x)) <= TOL

@@ -44,8 +44,13 @@
  * subtracts only (F(4x4, 3x3)'s 4x needs multiplies by fractions in the
  * transforms, which grow the rounding error; not tried); 512@7 gains least - its
  * 4x4 tiles cover 8x8 outputs for 7x7 and its 16 transformed weight
- * planes (16 MB) stream from memory once per image.  The stem (3 input
- * channels) and convs under 16 channels stay direct.  Rounding: the
+ * planes (16 MB) stream from memory once per image.  On Sapphire Rapids
+ * (FMA peak ~172 GFLOP/s) it loses: at batch 1 ResNet-18 ran 0.88 - 0.89x
+ * ORT's latency with 512@7 direct against 0.91 - 0.92x with it as
+ * Winograd, so a conv of fewer than 32 tiles over the batch stays direct
+ * (passes/fuse_conv.c, MIN_WINO_TILES; 512@7 at batch 8 is 128 tiles and
+ * gains).  The stem (3 input channels) and convs under 16 channels stay
+ * direct.  Rounding: the
  * transforms add and subtract up to 9 inputs before the products, so the
  * result differs from the direct sum by a few ulp of the largest of them
  * - well inside 1e-4 of ORT's (tests/test_cnn_winograd.py). */

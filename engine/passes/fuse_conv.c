@@ -44,8 +44,9 @@
  *
  * conv_winograd (level 3, before nchwc_layout): a group-1 3x3 conv at
  * stride 1 and dilation 1, pads 0 or 1, with 16 or more input and output
- * channels, where the Winograd transforms have asm -> attribute winograd
- * = 1; nchwc_layout then packs its weights as F(2x2, 3x3)'s 16 transformed
+ * channels and at least MIN_WINO_TILES 2x2 output tiles over the batch,
+ * where the Winograd transforms have asm -> attribute winograd = 1;
+ * nchwc_layout then packs its weights as F(2x2, 3x3)'s 16 transformed
  * planes (pg_wino_f23_pack) if its input is blocked, else it stays direct
  * (exec/conv_winograd.c has the form and the measurement).  The weights
  * of every blocked group-1 conv go in filter groups of equal size
@@ -720,6 +721,15 @@ static int winograd_here(void)
 
 /* input and output channels below this: the direct form (the stem) */
 #define MIN_WINO_CHANNELS 16
+/* 2x2 output tiles below this (all images): the direct form.  Winograd's
+ * filter transforms are 16/9 the bytes of the filters, read once per run
+ * for however few tiles use them, and a plane of 4 x 4 tiles runs its 16
+ * products in pixel chunks of 6 + 6 + 4.  Measured on Sapphire Rapids
+ * (benchmarks/bench_cnn.py, ResNet-18, 1 thread, medians of 31): batch 1
+ * with 512@7 (16 tiles) direct 0.88 - 0.89x ORT's latency, all four
+ * stages Winograd 0.91 - 0.92x, 256@14 (49 tiles) direct too 0.93x; at
+ * batch 8 (128 tiles on 512@7) Winograd everywhere is fastest. */
+#define MIN_WINO_TILES 32
 
 static pg_status run_winograd(pg_graph *g, pg_pass_ctx *c)
 {
@@ -745,7 +755,8 @@ static pg_status run_winograd(pg_graph *g, pg_pass_ctx *c)
             pg_clear_error();
             continue;
         }
-        if (!pg_conv_winograd_fits(&w))
+        if (!pg_conv_winograd_fits(&w) ||
+            x->shape[0] * ((w.out[1] + 1) / 2) * ((w.out[2] + 1) / 2) < MIN_WINO_TILES)
             continue;
         if (pg_ir_set_attr_int(n, "winograd", 1))
             return pg_last_status();
