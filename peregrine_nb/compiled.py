@@ -286,6 +286,45 @@ class CompiledModel:
                         "outputs": cstr(s.outputs), "detail": cstr(s.detail)})
         return out
 
+    def profile(self, feeds: Mapping[str, Any], runs: int = 10, warmup: int = 1):
+        """Run ``runs`` times on ``feeds`` (after ``warmup`` untimed runs)
+        with each step timed by the engine: a
+        :class:`~peregrine_nb.profile.StepProfile` of every step's time per
+        run, its share, and GFLOP/s for the convs and matrix products."""
+        import time
+
+        from .profile import StepProfile
+        if runs < 1:
+            from .errors import InvalidArgumentError
+            raise InvalidArgumentError(f"profile: runs={runs}, at least 1")
+        for _ in range(warmup):
+            self.run(feeds)
+        walls = []
+        with self._lock:
+            check(lib.pg_model_profile(self._m, 1))
+            try:
+                for _ in range(runs):
+                    t0 = time.perf_counter()
+                    self._run(feeds)
+                    walls.append(time.perf_counter() - t0)
+            finally:
+                check(lib.pg_model_profile(self._m, 0))
+            t = ffi.new("pg_step_time *")
+            times = []
+            for i in range(lib.pg_model_step_count(self._m)):
+                check(lib.pg_model_step_time(self._m, i, t))
+                times.append((int(t.ns), int(t.runs), float(t.flops)))
+        total = sum(ns for ns, _, _ in times) or 1
+        kern = {k["node"]: k["kernels"] for k in self.kernels}
+        rows = []
+        for i, (s, (ns, n, flops)) in enumerate(zip(self.steps, times)):
+            ms = ns / max(n, 1) / 1e6
+            rows.append({"step": i, "node": s["node"], "op_type": s["op_type"], "kernels": kern.get(s["node"], []),
+                         "ms": ms, "share": ns / total, "flops": flops,
+                         "gflops": flops / (ms * 1e6) if flops and ms > 0 else None})
+        return StepProfile(rows=rows, runs=runs, wall_ms=float(np.mean(walls)) * 1e3,
+                           threads=int(getattr(self, "threads", None) or lib.pg_get_num_threads()))
+
     @property
     def op_types(self) -> list[str]:
         return [s["op_type"] for s in self.steps]

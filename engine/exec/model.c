@@ -189,7 +189,9 @@ static pg_status build_steps(pg_model *m)
         }
         st->state = (void *)pg_exec_node_state(g, n);
         st->detail = step_detail(g, n, st->bind);
+        st->flops = pg_step_flops(st);
     }
+    m->prof_runs = 0;
     return PG_OK;
 }
 
@@ -534,8 +536,16 @@ static pg_status run_once(pg_model *m, int n_feeds, const char *const *names,
                       .x = st->x, .out = st->out, .y = st->y, .scratch = st->scratch,
                       .scratch_bytes = st->scratch_bytes, .state = st->state,
                       .bind = st->bind, .threads = m->threads };
-        rc = st->fn(&k);
+        if (m->profiling) {
+            uint64_t t0 = pg_profile_now_ns();
+            rc = st->fn(&k);
+            st->prof_ns += pg_profile_now_ns() - t0;
+        } else {
+            rc = st->fn(&k);
+        }
     }
+    if (m->profiling && !rc)
+        m->prof_runs++;
     for (int i = 0; !rc && i < g->n_outputs; i++) {
         const pg_tensor *t = g->tensors[g->outputs[i]];
         size_t nb = (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype);

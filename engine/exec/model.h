@@ -28,6 +28,8 @@ typedef struct pg_step {
     int               n_feed;
     int               feed_slot[4], feed_tid[4];
     char             *in_text, *out_text, *detail;
+    uint64_t          prof_ns;  /* wall time summed over the profiled runs (profile.c) */
+    double            flops;    /* of one run: 2 x multiply-adds (convs, products), else 0 */
 } pg_step;
 
 struct pg_model {
@@ -52,6 +54,8 @@ struct pg_model {
     struct pg_pass_log *pass_log; /* what each pass did; NULL at level 0 */
     pg_binding *binds;          /* per node id: the kernels bound at compile / rebind */
     uint64_t   bound_flags;     /* the CPU flags the mask allowed then */
+    int        profiling;       /* pg_model_profile: runs time their steps */
+    uint64_t   prof_runs;       /* the runs timed since it was turned on (or the steps rebuilt) */
     int        threads;
     int        threads_opt;     /* the threads option as asked (0 = the default) */
     int        level;
@@ -65,6 +69,11 @@ struct pg_model {
     int        repacked_at_load;
     uint64_t   file_flags;      /* the CPU flags the file was bound under */
 };
+
+/* The floating-point operations of one run of a step (profile.c). */
+double pg_step_flops(const pg_step *st);
+/* The time since an arbitrary start, in nanoseconds (profile.c). */
+uint64_t pg_profile_now_ns(void);
 
 /* Binds every node's kernels under the current CPU mask, sizes their
  * scratch, plans memory (planner NULL = the default), allocates the arena

@@ -355,6 +355,20 @@ typedef struct pg_step_info {
 
 PG_API int pg_model_step_count(const pg_model *m);
 PG_API pg_status pg_model_step_info(const pg_model *m, int i, pg_step_info *out);
+
+/* Where a run's time goes.  pg_model_profile(m, 1) zeroes the counts and
+ * starts timing each step of the runs that follow (two clock reads a
+ * step; no allocation); 0 stops, keeping what was counted.  Rebinding the
+ * model zeroes them too. */
+typedef struct pg_step_time {
+    uint64_t ns;      /* the step's wall time, summed over the runs timed */
+    uint64_t runs;    /* runs timed */
+    double   flops;   /* one run's floating-point operations: 2 x the multiply-adds of a
+                         conv or matrix product as the op defines them, 0 for other ops */
+} pg_step_time;
+
+PG_API pg_status pg_model_profile(pg_model *m, int on);
+PG_API pg_status pg_model_step_time(const pg_model *m, int i, pg_step_time *out);
 /* The compiled graph as text (after passes), owned by the model. */
 PG_API const char *pg_model_text(const pg_model *m);
 

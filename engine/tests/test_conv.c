@@ -151,6 +151,40 @@ static pg_graph *build(void)
     return g;
 }
 
+/* pg_model_profile: two profiled runs counted (and allocating nothing),
+ * none after it is off, the first conv's FLOPs as the op defines them. */
+static void check_profile(pg_model *m, const char **names, const void **data, const int *ranks,
+                          const int64_t **shapes, int level)
+{
+    pg_step_time t;
+    OK(pg_model_profile(m, 1));
+    OK(pg_model_step_time(m, 0, &t));
+    CHECK(t.runs == 0 && t.ns == 0, "level %d: a fresh profile holds %llu runs", level,
+          (unsigned long long)t.runs);
+    uint64_t before = pg_alloc_count();
+    OK(pg_model_run(m, 1, names, data, ranks, shapes));
+    OK(pg_model_run(m, 1, names, data, ranks, shapes));
+    CHECK(pg_alloc_count() == before, "level %d: a profiled run allocated", level);
+    OK(pg_model_profile(m, 0));
+    OK(pg_model_run(m, 1, names, data, ranks, shapes));
+    uint64_t total = 0;
+    double conv_flops = -1;
+    for (int i = 0; i < pg_model_step_count(m); i++) {
+        pg_step_info si;
+        OK(pg_model_step_info(m, i, &si));
+        OK(pg_model_step_time(m, i, &t));
+        CHECK(t.runs == 2, "level %d: step %d counted %llu runs, not 2", level, i, (unsigned long long)t.runs);
+        total += t.ns;
+        if (conv_flops < 0 && (!strcmp(si.op_type, "Conv") || !strcmp(si.op_type, "FusedConv")))
+            conv_flops = t.flops;
+    }
+    CHECK(total > 0, "level %d: no time counted", level);
+    CHECK(conv_flops == 2.0 * N * C1 * H0 * W0 * C0 * 9, "level %d: the first conv's FLOPs %g", level,
+          conv_flops);
+    CHECK(pg_model_step_time(m, pg_model_step_count(m), &t) == PG_ERR_INVALID_ARG,
+          "a step past the last has a time");
+}
+
 int main(void)
 {
     unsigned s = 7;
@@ -217,6 +251,7 @@ int main(void)
             if (cfg == 1)
                 CHECK(fused == 4 && plain == 0 && nsteps == 5, "level 3: %d steps, %d fused, %d unfused",
                       nsteps, fused, plain);
+            check_profile(m, names, data, ranks, shapes, level);
             pg_model_free(m);
         }
     pg_graph_free(g);
