@@ -1285,6 +1285,22 @@ print(f"arena {st['arena'] / 1024:.0f} KiB, lower bound {st['lower_bound'] / 102
 viewer.slider.value = viewer.slider.max // 2
 print(f"live at step {viewer.slider.value}:", ", ".join(viewer.live_at(viewer.slider.value)))
 """),
+        md("""
+## Where the time goes
+
+`model.profile(feeds, runs)` has the engine time every step of the compiled
+model (two clock reads a step) and count the FLOPs of the convolutions as the
+op defines them (a Winograd convolution counts as its direct form), so each
+layer's GFLOP/s is the one it runs at inside the network: fed by the step
+before it, in the cache state the network leaves. At this 64x64 input the
+planes are small; at 224x224 (`benchmarks/bench_cnn.py`) the same table shows
+the 7x7 layers of the last stage as the slowest per FLOP.
+"""),
+        code("""
+prof = model.profile({"image": image}, runs=20)
+print(prof.text(8))
+pd.DataFrame(prof.by_op())[["op_type", "steps", "ms", "share", "gflops"]]
+"""),
     ])
 
 
