@@ -482,6 +482,7 @@ typedef struct nchwc_conv {
     int blocked;                  /* the input is NCHW16c (else NCHW) */
     size_t C, CB, MB, gfb, groups, cin_blk, ncb;   /* gfb: filter blocks per group */
     size_t tasks, workers;
+    size_t dw_rows, dw_grain;     /* depthwise: output rows (all planes), rows per task */
     size_t group_floats;          /* packed floats of a whole group */
     size_t cin_tile, rows;        /* input blocks per pass over a group's rows; rows per task */
     const float *xpad;            /* small planes: the input zero-padded (wpad its geometry) */
@@ -491,7 +492,9 @@ typedef struct nchwc_conv {
     char *scratch;
 } nchwc_conv;
 
-static const float zero_bias[64 * 4];   /* the bias of a second input tile: none */
+static const float zero_bias[64 * 4];
+/* a depthwise task's least work, output pixels x taps (of 16 channels) */
+#define DW_TASK_TAPS 2048   /* the bias of a second input tile: none */
 
 /* A run of n pixels in calls the kernel splits well: chunks of 6, and a
  * last 7 or 8 as 4 + 3 or 4 + 4 instead of 6 + 1 or 6 + 2 (a chunk of 1 or
@@ -670,9 +673,8 @@ static void pad_planes(nchwc_conv *d, size_t planes, float *xp, int64_t ph, int6
  * place (a zero row for the rows in the padding), the pixels whose window
  * crosses the left or right edge one at a time from a zero-padded copy of
  * their window (no per-plane copy: the input is read once, by the FMAs). */
-static void dw_task(void *ctx, size_t task)
+static void dw_row(const nchwc_conv *d, size_t task)
 {
-    const nchwc_conv *d = ctx;
     const pg_win *w = &d->w;
     int64_t IH = w->in[1], IW = w->in[2], OH = w->out[1], OW = w->out[2];
     int64_t KH = w->k[1], KW = w->k[2], sy = w->stride[1], sx = w->stride[2];
@@ -738,6 +740,17 @@ static void dw_task(void *ctx, size_t task)
     }
 }
 
+/* Rows (of any block plane) dw_grain at a time: a depthwise row is short
+ * work (7 to 112 pixels of 9 or 25 taps), and a task a row had the threads
+ * contend for the shared task counter more than they computed. */
+static void dw_task(void *ctx, size_t task)
+{
+    const nchwc_conv *d = ctx;
+    size_t end = (task + 1) * d->dw_grain;
+    for (size_t q = task * d->dw_grain; q < end && q < d->dw_rows; q++)
+        dw_row(d, q);
+}
+
 pg_status pg_conv_nchwc(pg_kctx *k)
 {
     const pg_node *n = k->node;
@@ -784,8 +797,16 @@ pg_status pg_conv_nchwc(pg_kctx *k)
         int64_t ph, pw;
         dw_plane(&d.w, &ph, &pw);
         size_t pbytes = dw_padded(&d.w) ? N * d.CB * (size_t)(ph * pw) * NB * sizeof(float) : 0;
-        d.tasks = N * d.CB * (size_t)d.w.out[1];
-        d.workers = flops < 2e6 ? 1 : t < d.tasks ? t : d.tasks;
+        d.dw_rows = N * d.CB * (size_t)d.w.out[1];
+        d.dw_grain = 1;
+        d.workers = flops < 2e6 ? 1 : t < d.dw_rows ? t : d.dw_rows;
+        if (d.workers > 1) {
+            /* tasks of at least DW_TASK_TAPS pixel-taps, still 8 per worker */
+            size_t row_taps = (size_t)(d.w.out[2] * d.w.k[1] * d.w.k[2]);
+            size_t g = (DW_TASK_TAPS + row_taps - 1) / row_taps, most = d.dw_rows / (8 * d.workers);
+            d.dw_grain = g < most ? g : most < 1 ? 1 : most;
+        }
+        d.tasks = (d.dw_rows + d.dw_grain - 1) / d.dw_grain;
         if (!k->scratch || k->scratch_bytes < zbytes + pbytes)
             return pg_fail(PG_ERR_INTERNAL, "node '%s': conv scratch %zu bytes, needs %zu", n->name,
                            k->scratch_bytes, zbytes + pbytes);
