@@ -493,8 +493,11 @@ typedef struct nchwc_conv {
 } nchwc_conv;
 
 static const float zero_bias[64 * 4];
-/* a depthwise task's least work, output pixels x taps (of 16 channels) */
-#define DW_TASK_TAPS 2048   /* the bias of a second input tile: none */
+/* Depthwise tasks per worker: runs of rows, long enough that the shared
+ * counter is not what the threads wait on, enough that a preempted worker
+ * leaves the others work (1 to 8 measured alike on MobileNetV2; a task a
+ * row ran slower on 2 threads than on 1). */
+#define DW_TASKS_PER_WORKER 4   /* the bias of a second input tile: none */
 
 /* A run of n pixels in calls the kernel splits well: chunks of 6, and a
  * last 7 or 8 as 4 + 3 or 4 + 4 instead of 6 + 1 or 6 + 2 (a chunk of 1 or
@@ -741,8 +744,7 @@ static void dw_row(const nchwc_conv *d, size_t task)
 }
 
 /* Rows (of any block plane) dw_grain at a time: a depthwise row is short
- * work (7 to 112 pixels of 9 or 25 taps), and a task a row had the threads
- * contend for the shared task counter more than they computed. */
+ * work (7 to 112 pixels of 9 or 25 taps). */
 static void dw_task(void *ctx, size_t task)
 {
     const nchwc_conv *d = ctx;
@@ -800,12 +802,8 @@ pg_status pg_conv_nchwc(pg_kctx *k)
         d.dw_rows = N * d.CB * (size_t)d.w.out[1];
         d.dw_grain = 1;
         d.workers = flops < 2e6 ? 1 : t < d.dw_rows ? t : d.dw_rows;
-        if (d.workers > 1) {
-            /* tasks of at least DW_TASK_TAPS pixel-taps, still 8 per worker */
-            size_t row_taps = (size_t)(d.w.out[2] * d.w.k[1] * d.w.k[2]);
-            size_t g = (DW_TASK_TAPS + row_taps - 1) / row_taps, most = d.dw_rows / (8 * d.workers);
-            d.dw_grain = g < most ? g : most < 1 ? 1 : most;
-        }
+        if (d.workers > 1)
+            d.dw_grain = (d.dw_rows + DW_TASKS_PER_WORKER * d.workers - 1) / (DW_TASKS_PER_WORKER * d.workers);
         d.tasks = (d.dw_rows + d.dw_grain - 1) / d.dw_grain;
         if (!k->scratch || k->scratch_bytes < zbytes + pbytes)
             return pg_fail(PG_ERR_INTERNAL, "node '%s': conv scratch %zu bytes, needs %zu", n->name,
