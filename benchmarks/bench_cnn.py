@@ -1,11 +1,13 @@
 """ResNet-18 and MobileNetV2 at 224x224: Peregrine (OnnxModel, level 3)
 against ONNX Runtime (ORT_ENABLE_ALL) on the same file, interleaved; then
-each conv kernel's GFLOP/s against the measured FMA peak; with --layouts,
-the layout measurement quoted in engine/exec/conv_fast.c.
+every conv of the two networks as it runs in them, per shape class, its
+GFLOP/s against the measured FMA peak beside ORT's; with --layers, one
+conv of each class in a file of its own; with --layouts, the layout
+measurement quoted in engine/exec/conv_fast.c.
 
     unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
     python benchmarks/bench_cnn.py [--models resnet18 mobilenetv2] [--batches 1 8]
-        [--threads 1 2] [--rounds 7] [--dir DIR] [--no-layers] [--layouts]
+        [--threads 1 2] [--rounds 7] [--dir DIR] [--no-profile] [--layers] [--layouts]
 
 The models come from tests/models/make_cnn_models.py (its builders and its
 torchscript export, random weights, BatchNorm statistics randomised), made
@@ -16,7 +18,13 @@ turn, one call each per round, after 2 warm-up calls: the median of --rounds
 per engine and the ratio Peregrine / ORT (below 1: Peregrine is faster).
 Target (issue #13): at 1 thread at most 0.9x ORT's latency on both models.
 
-Conv layers: one Conv (+ its fused activation) of each shape class of the
+Convs in the networks (the default): Peregrine's step profile
+(CompiledModel.profile: the engine times each step) and ORT's own profiler
+on the same file at batch 1, 1 thread, matched conv by conv through the
+output tensor both engines name their nodes after, summed per shape class,
+GFLOP/s on the same exact count (2 M C/g k k per output pixel) for both.
+
+Conv layers (--layers): one Conv (+ its fused activation) of each shape class of the
 two networks as it runs inside a network (6 copies after a 1x1 conv, each
 read by a GlobalAveragePool, minus the same file without them: the engine's
 layout on both sides and no reorder), its GFLOP/s (2 M K pixels per call)
@@ -221,6 +229,129 @@ def bench_layers(args, d: str) -> None:
         print(f"{label:>22} {kern:>28} {gp:8.1f} {done / peak:7.0%} {go:9.1f} {tp / to:6.2f}x", flush=True)
 
 
+def conv_class(kh: int, stride: int, depthwise: bool, C: int, M: int, OH: int) -> str:
+    """A conv's shape class: "3x3/2 64->128 @28", "dw3x3 144 @56"."""
+    k = f"{'dw' if depthwise else ''}{kh}x{kh}{f'/{stride}' if stride > 1 else ''}"
+    return f"{k} {C} @{OH}" if depthwise else f"{k} {C}->{M} @{OH}"
+
+
+def ort_conv_times(path: str, feeds: dict, runs: int) -> dict:
+    """ORT's own profiler on ``runs`` runs (after one untimed): per conv
+    node, keyed by its output tensor (ORT names a node after it), the mean
+    microseconds, the exact FLOPs (2 M C/g kh kw per output pixel, from its
+    input shapes) and the shape class."""
+    import json
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    so.enable_profiling = True
+    so.profile_file_prefix = os.path.join(tempfile.gettempdir(), "bench_cnn_ort")
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    for _ in range(runs + 1):
+        sess.run(None, feeds)
+    prof = sess.end_profiling()
+    with open(prof) as f:
+        events = [e for e in json.load(f) if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")]
+    os.remove(prof)
+    out = {}
+    for e in events:
+        a = e["args"]
+        if a.get("op_name") not in ("Conv", "FusedConv"):
+            continue
+        key = e["name"][:-len("_kernel_time")].removesuffix("_nchwc")
+        (x,), (w,), (y,) = a["input_type_shape"][0].values(), a["input_type_shape"][1].values(), \
+            a["output_type_shape"][0].values()
+        r = out.setdefault(key, {"us": [], "flops": 2.0 * float(np.prod(y)) * w[1] * w[2] * w[3],
+                                 "class": conv_class(w[2], round(x[2] / y[2]), w[1] == 1 and x[1] > 1,
+                                                     x[1], y[1], y[2])})
+        r["us"].append(float(e["dur"]))
+    for r in out.values():
+        r["us"] = float(np.mean(r["us"][1:] or r["us"]))   # the first run is the untimed one
+    return out
+
+
+def conv_sources(path: str) -> dict:
+    """Per tensor of the ONNX file made by a Relu / Clip / Add / Sum: the
+    Conv outputs it is made from through those ops (the conv a fused
+    residual epilogue belongs to is one of them)."""
+    import onnx
+    nodes = onnx.load(path, load_external_data=False).graph.node
+    producer = {o: n for n in nodes for o in n.output}
+    out: dict = {}
+    for n in nodes:
+        if n.op_type in ("Relu", "Clip"):
+            src = n.input[0]
+            out[n.output[0]] = out.get(src, [src] if src in producer and producer[src].op_type == "Conv" else [])
+        elif n.op_type in ("Add", "Sum"):
+            out[n.output[0]] = [i for i in n.input if i in producer and producer[i].op_type == "Conv"]
+    return out
+
+
+def bench_profile(args, d: str) -> None:
+    """Every conv of the two networks as it runs in them (batch 1, 1 thread):
+    Peregrine's step profile (CompiledModel.profile) and ORT's profiler on
+    the same file, matched conv by conv through the output tensor both name
+    their nodes after, summed per shape class; GFLOP/s on ORT's exact count
+    (2 M C/g k k per output pixel) for both, against the FMA peak."""
+    from peregrine_nb import kernels
+    from peregrine_nb.onnx_import import OnnxModel
+    peak = kernels.measure_peak(1)["fma_gflops"]
+    runs = args.rounds * 3
+    print(f"\nconvs in the networks, by shape class (batch 1, 1 thread, mean of {runs} runs each; "
+          f"Peregrine's step profile, ORT's profiler); FMA peak {peak:.1f} GFLOP/s\n"
+          "(GFLOP/s: the direct conv's count for both engines; a Winograd conv (wino) does 16 products "
+          "per 2x2 tile where the direct form does 36, so its share of the peak can pass 100%)")
+    for name in args.models:
+        path, inp = export_model(name, d)
+        x = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
+        m = OnnxModel(path, level=3, threads=1).compiled({inp: x.shape})
+        prof = m.profile({inp: x}, runs=runs)
+        ort_t = ort_conv_times(path, {inp: x}, runs)
+        steps, sources = m.steps, conv_sources(path)
+        classes, unmatched, taken = {}, [], set()
+        for row, st in zip(prof.rows, steps):
+            if row["op_type"] not in ("Conv", "FusedConv"):
+                continue
+            key = st["outputs"].split(":")[0].removesuffix("_nchw16c")
+            if key not in ort_t or key in taken:
+                # a conv with the residual Add (+ Relu) in its epilogue is
+                # named after the Add's (Relu's) output: the ONNX conv of its
+                # window among those the Add reads
+                det = dict(w.split("=", 1) for w in st["detail"].split() if "=" in w)
+                k = det.get("kernel_shape", "").split("x")[0]
+                kind = f"{'dw' if det.get('group') else ''}{k}x{k}" + (f"/{det['stride']}" if "stride" in det else "")
+                cands = [c for c in sources.get(key, []) if c in ort_t and c not in taken
+                         and ort_t[c]["class"].split()[0] == kind]
+                if not cands:
+                    unmatched.append(key)
+                    continue
+                key = cands[0]
+            taken.add(key)
+            o = ort_t[key]
+            c = classes.setdefault(o["class"], {"n": 0, "pg": 0.0, "ort": 0.0, "flops": 0.0, "kern": set()})
+            c["n"] += 1
+            c["pg"] += row["ms"] * 1e3
+            c["ort"] += o["us"]
+            c["flops"] += o["flops"]
+            c["kern"].add("wino" if any(k.startswith("f32_wino") for k in row["kernels"])
+                          else (row["kernels"] or ["ref"])[0].replace("f32_", "").replace("_avx512f", "")
+                          .replace("_avx2_fma3", ""))
+        print(f"\n{name}: steps {prof.step_ms:.2f} ms, convs matched {sum(c['n'] for c in classes.values())}"
+              + (f", unmatched {unmatched}" if unmatched else ""))
+        print(f"{'class':>22} {'n':>3} {'kernel':>22} {'ms':>7} {'GFLOP/s':>8} {'of peak':>8} {'ORT ms':>7} "
+              f"{'ORT GF/s':>8} {'vs ORT':>7}")
+        for cls, c in sorted(classes.items(), key=lambda kv: -kv[1]["pg"]):
+            gp, go = c["flops"] / c["pg"] / 1e3, c["flops"] / c["ort"] / 1e3
+            print(f"{cls:>22} {c['n']:3d} {'+'.join(sorted(c['kern'])):>22} {c['pg'] / 1e3:7.3f} {gp:8.1f} "
+                  f"{gp / peak:7.0%} {c['ort'] / 1e3:7.3f} {go:8.1f} {c['pg'] / c['ort']:6.2f}x", flush=True)
+        tp, to = sum(c["pg"] for c in classes.values()), sum(c["ort"] for c in classes.values())
+        print(f"{'all convs':>22} {'':>3} {'':>22} {tp / 1e3:7.3f} {'':>8} {'':>8} {to / 1e3:7.3f} {'':>8} "
+              f"{tp / to:6.2f}x")
+
+
 def bench_layouts(args, d: str) -> None:
     """NCHW (the GEMM form: im2col into B panels, W as A in place; what
     runs where nchwc_layout does not - it is switched off here)
@@ -262,7 +393,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--dir", default=None)
-    ap.add_argument("--no-layers", action="store_true")
+    ap.add_argument("--no-profile", action="store_true")
+    ap.add_argument("--layers", action="store_true")
     ap.add_argument("--layouts", action="store_true")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -270,7 +402,9 @@ def main(argv=None) -> int:
         os.makedirs(d, exist_ok=True)
         if args.models:
             bench_models(args, d)
-        if not args.no_layers:
+        if not args.no_profile:
+            bench_profile(args, d)
+        if args.layers:
             bench_layers(args, d)
         if args.layouts:
             bench_layouts(args, d)

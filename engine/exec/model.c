@@ -144,6 +144,19 @@ static char *step_detail(const pg_graph *g, const pg_node *n, const pg_binding *
             o += (size_t)snprintf(d + o, sizeof d - o, "%sprecision=%s", o ? " " : "",
                                   lay == PG_LAYOUT_PACKED_BF16 ? "bf16" : "int8-dynamic");
     }
+    if (n->op == PG_OP_CONV || n->op == PG_OP_FUSED_CONV) {
+        /* the window, so a profile row says which conv it is */
+        int nk = 0, ns = 0;
+        const int64_t *ks = pg_ir_attr_ints(n, "kernel_shape", &nk), *st = pg_ir_attr_ints(n, "strides", &ns);
+        for (int i = 0; ks && i < nk && i < 3 && o < sizeof d - 24; i++)
+            o += (size_t)snprintf(d + o, sizeof d - o, "%s%lld", i ? "x" : o ? " kernel_shape=" : "kernel_shape=",
+                                  (long long)ks[i]);
+        if (st && ns > 0 && st[0] != 1 && o < sizeof d - 24)
+            o += (size_t)snprintf(d + o, sizeof d - o, " stride=%lld", (long long)st[0]);
+        int64_t grp = pg_ir_attr_int(n, "group", 1);
+        if (grp != 1 && o < sizeof d - 24)
+            o += (size_t)snprintf(d + o, sizeof d - o, " group=%lld", (long long)grp);
+    }
     for (int r = 0; r < (int)(sizeof b->kern / sizeof b->kern[0]) && o < sizeof d - 1; r++)
         if (b->kern[r])
             o += (size_t)snprintf(d + o, sizeof d - o, "%skernel=%s", o ? " " : "", b->kern[r]->name);
