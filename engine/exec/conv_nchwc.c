@@ -32,7 +32,7 @@
  * a row's share before each row of the current one (direct_task), is what
  * stays: Sapphire Rapids, ResNet-18 batch 1, 1 thread, each 512@7 conv
  * 1.99 -> 1.81 ms (110 -> 128 GFLOP/s, CompiledModel.profile), the net
- * 19.4 -> 18.6 ms.
+ * 19.4 -> 18.8 ms.
  *
  * The NCHW form spends its time outside the FMAs: the im2col gather and
  * the panel packing move K x pixels floats per output block, the SGEMM
@@ -492,12 +492,12 @@ typedef struct nchwc_conv {
     char *scratch;
 } nchwc_conv;
 
-static const float zero_bias[64 * 4];
+static const float zero_bias[64 * 4];   /* the bias of a second input tile: none */
 /* Depthwise tasks per worker: runs of rows, long enough that the shared
  * counter is not what the threads wait on, enough that a preempted worker
  * leaves the others work (1 to 8 measured alike on MobileNetV2; a task a
  * row ran slower on 2 threads than on 1). */
-#define DW_TASKS_PER_WORKER 4   /* the bias of a second input tile: none */
+#define DW_TASKS_PER_WORKER 4
 
 /* A run of n pixels in calls the kernel splits well: chunks of 6, and a
  * last 7 or 8 as 4 + 3 or 4 + 4 instead of 6 + 1 or 6 + 2 (a chunk of 1 or

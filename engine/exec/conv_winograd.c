@@ -46,7 +46,7 @@
  * 4x4 tiles cover 8x8 outputs for 7x7 and its 16 transformed weight
  * planes (16 MB) stream from memory once per image.  On Sapphire Rapids
  * (FMA peak ~172 GFLOP/s) it loses: at batch 1 ResNet-18 ran 0.88 - 0.89x
- * ORT's latency with 512@7 direct against 0.91 - 0.92x with it as
+ * ORT's latency with 512@7 direct against 0.90 - 0.92x with it as
  * Winograd, so a conv of fewer than 32 tiles over the batch stays direct
  * (passes/fuse_conv.c, MIN_WINO_TILES; 512@7 at batch 8 is 128 tiles and
  * gains).  The stem (3 input channels) and convs under 16 channels stay

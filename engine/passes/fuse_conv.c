@@ -727,7 +727,7 @@ static int winograd_here(void)
  * products in pixel chunks of 6 + 6 + 4.  Measured on Sapphire Rapids
  * (benchmarks/bench_cnn.py, ResNet-18, 1 thread, medians of 31): batch 1
  * with 512@7 (16 tiles) direct 0.88 - 0.89x ORT's latency, all four
- * stages Winograd 0.91 - 0.92x, 256@14 (49 tiles) direct too 0.93x; at
+ * stages Winograd 0.90 - 0.92x, 256@14 (49 tiles) direct too 0.93x; at
  * batch 8 (128 tiles on 512@7) Winograd everywhere is fastest. */
 #define MIN_WINO_TILES 32
 
