@@ -132,12 +132,15 @@ class CompiledModel:
         string) raise with the input's name.  Any array layout is taken
         (non-contiguous and read-only arrays are copied).  Calls from several
         threads are safe: they take turns."""
+        self._check_runnable()
+        with self._lock:
+            return self._run(feeds)
+
+    def _check_runnable(self) -> None:
         if getattr(self, "_owner", None) is not None:
             from .errors import InvalidArgumentError
             raise InvalidArgumentError("this is an LLM's compiled graph (LLM.model()): it runs "
                                        "through the LLM, which feeds its cache and positions")
-        with self._lock:
-            return self._run(feeds)
 
     def _run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
         keep = []
@@ -294,6 +297,7 @@ class CompiledModel:
         import time
 
         from .profile import StepProfile
+        self._check_runnable()
         if runs < 1:
             from .errors import InvalidArgumentError
             raise InvalidArgumentError(f"profile: runs={runs}, at least 1")
