@@ -20,8 +20,9 @@
  * chunks of 6, then one chunk of the 1..5 left.  Bias first (the
  * accumulators start from it), then the optional sum with y (flag
  * ACCUMULATE), the optional skip tensor (flag RESIDUAL: res at the
- * chunk's offset from y) and clamp max(lo, .) then min(hi, .) as the C
- * reference (NaN passes), then the stores.
+ * chunk's offset from y), then act 1: clamp max(lo, .) then min(hi, .),
+ * or act 2: hardswish (ymm12..15, free by then, and 3.0 from memory), each
+ * in the C reference's order (NaN passes), then the stores.
  *
  * Registers:
  *   rdi  args                rsi  x_pix                rax  input cursor, pixels 0..2
@@ -34,6 +35,11 @@
  *   [rsp + 8] weights of the current input block
  */
 #include "pg_asm.h"
+
+        PG_RODATA
+        .p2align 5
+.Lcv_three8: .float 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0
+        .float 6.0, 0.16666667163372040
 
         .text
         .altmacro
@@ -82,6 +88,20 @@
         vminps  ymm\a, ymm13, ymm\a
         vmaxps  ymm\b, ymm12, ymm\b
         vminps  ymm\b, ymm13, ymm\b
+.endm
+/* hardswish x min(max(x + 3, 0), 6) / 6 in the C reference's order:
+ * ymm12 = 0, ymm13 = 6, ymm15 = 1/6, 3.0 from memory (8 lanes of it),
+ * ymm14 the temporary */
+.macro CV_HSW1 a
+        vaddps  ymm14, ymm\a, [rip + .Lcv_three8]
+        vmaxps  ymm14, ymm12, ymm14
+        vminps  ymm14, ymm13, ymm14
+        vmulps  ymm14, ymm14, ymm15
+        vmulps  ymm\a, ymm\a, ymm14
+.endm
+.macro CV_HSWISH p, a, b, r
+        CV_HSW1 \a
+        CV_HSW1 \b
 .endm
 .macro CV_STORE p, a, b, r
         vmovups [r14 + 64 * \p], ymm\a
@@ -149,7 +169,7 @@
         add     [rsp + 8], rcx
         dec     r10
         jnz     \lbl\()_cb
-        /* epilogue: + y, + res, clamp, store */
+        /* epilogue: + y, + res, clamp or hardswish, store */
         test    dword ptr [rdi + 148], 1
         jz      \lbl\()_noacc
         CV_EACH CV_ADDY, \P
@@ -162,10 +182,17 @@
         CV_EACH CV_ADDR, \P
 \lbl\()_nores:
         cmp     dword ptr [rdi + 144], 1
-        jne     \lbl\()_noclamp
+        jb      \lbl\()_noclamp
+        ja      \lbl\()_hswish
         vbroadcastss ymm12, [rdi + 136]
         vbroadcastss ymm13, [rdi + 140]
         CV_EACH CV_CLMP, \P
+        jmp     \lbl\()_noclamp
+\lbl\()_hswish:
+        vxorps  xmm12, xmm12, xmm12
+        vbroadcastss ymm13, [rip + .Lcv_three8 + 32]
+        vbroadcastss ymm15, [rip + .Lcv_three8 + 36]
+        CV_EACH CV_HSWISH, \P
 \lbl\()_noclamp:
         CV_EACH CV_STORE, \P
         .rept \P

@@ -18,8 +18,9 @@
  * Bias first (the accumulators start from it), then the optional sum with
  * y (flag ACCUMULATE), the optional skip tensor (flag RESIDUAL: res at
  * the chunk's offset from y, rax / rbx = blocks 0 / 3, rcx = res_fb, free
- * in the epilogue) and clamp max(lo, .) then min(hi, .) as the C
- * reference (NaN passes), then the stores.
+ * in the epilogue), then act 1: clamp max(lo, .) then min(hi, .), or act 2:
+ * hardswish (zmm24, zmm28..31: the weight and broadcast registers are free
+ * by then), each in the C reference's order (NaN passes), then the stores.
  *
  * Registers:
  *   rdi  args                rsi  x_pix                rax  input cursor, pixels 0..2
@@ -32,6 +33,12 @@
  *   [rsp + 8] weights of the current input block
  */
 #include "pg_asm.h"
+
+        PG_RODATA
+        .p2align 2
+.Lcv_three:  .float 3.0
+.Lcv_six:    .float 6.0
+.Lcv_sixth:  .float 0.16666667163372040
 
         .text
         .altmacro
@@ -127,6 +134,16 @@
 .macro CV_CLMP a, f, p
         CV_CLAMP \a
 .endm
+/* hardswish x min(max(x + 3, 0), 6) / 6 in the C reference's order:
+ * zmm28 = 0, zmm29 = 3, zmm30 = 6, zmm31 = 1/6, zmm24 the temporary
+ * (the weight registers are free in the epilogue) */
+.macro CV_HSWISH a, f, p
+        vaddps  zmm24, zmm\a, zmm29
+        vmaxps  zmm24, zmm28, zmm24
+        vminps  zmm24, zmm30, zmm24
+        vmulps  zmm24, zmm24, zmm31
+        vmulps  zmm\a, zmm\a, zmm24
+.endm
 .macro CV_STORE a, f, p
         CV_Y vmovups, \a, \f, \p
 .endm
@@ -201,7 +218,7 @@
         add     [rsp + 8], rcx
         dec     r10
         jnz     \lbl\()_cb
-        /* epilogue: + y, + res, clamp, store */
+        /* epilogue: + y, + res, clamp or hardswish, store */
         mov     r8, [rdi + 128]
         lea     r9, [r14 + r8*2]
         add     r9, r8
@@ -220,10 +237,18 @@
         CV_EACH CV_ADDR, \F, \P
 \lbl\()_nores:
         cmp     dword ptr [rdi + 144], 1
-        jne     \lbl\()_noclamp
+        jb      \lbl\()_noclamp
+        ja      \lbl\()_hswish
         vbroadcastss zmm28, [rdi + 136]
         vbroadcastss zmm29, [rdi + 140]
         CV_EACH CV_CLMP, \F, \P
+        jmp     \lbl\()_noclamp
+\lbl\()_hswish:
+        vpxord  zmm28, zmm28, zmm28
+        vbroadcastss zmm29, [rip + .Lcv_three]
+        vbroadcastss zmm30, [rip + .Lcv_six]
+        vbroadcastss zmm31, [rip + .Lcv_sixth]
+        CV_EACH CV_HSWISH, \F, \P
 \lbl\()_noclamp:
         CV_EACH CV_STORE, \F, \P
         .rept \P

@@ -8,12 +8,14 @@
  * them poisons its result), 1 to 3 input blocks, taps 1x1, 3x3, 2x1 and
  * none (a window wholly in the padding: bias and clamp only), strides 1
  * and 2, dilation 1 and 2, every epilogue (none, ReLU, ReLU6, a narrow
- * clamp) with and without ACCUMULATE, and RESIDUAL (a skip tensor whose
+ * clamp, HardSwish) with and without ACCUMULATE, and RESIDUAL (a skip tensor whose
  * blocks are 2 pixels further apart than y's, so a kernel that uses y_fb
- * for it reads the wrong values) with a clamp, alone and with ACCUMULATE.
+ * for it reads the wrong values) with a clamp or HardSwish, alone and with
+ * ACCUMULATE.
  * The output blocks have a gap of one pixel between them holding a
  * sentinel that must survive.  Tolerance per element: 4 eps (1 + sqrt T)
- * (|b| + |y| + |res| + sum |w x|), T the terms. */
+ * (|b| + |y| + |res| + sum |w x|), T the terms, twice that after
+ * HardSwish (its slope reaches 1.5). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -63,7 +65,7 @@ void checkasm_check_conv_nchwc(void)
             const shape *s = &shapes[si];
             for (int fb = 1; fb <= prm->fb; fb++)
                 for (int pi = 0; pi < PG_COUNTOF(pixels); pi++)
-                    for (int ep = 0; ep < 7; ep++) {
+                    for (int ep = 0; ep < 9; ep++) {
                         size_t P = pixels[pi];
                         size_t IW = (P ? (P - 1) * s->stride : 0) + (s->kw ? (s->kw - 1) * s->dil : 0) + 1;
                         size_t IH = (s->kh ? (s->kh - 1) * s->dil : 0) + 1;
@@ -87,8 +89,8 @@ void checkasm_check_conv_nchwc(void)
                             s->stride * s->pf * 4, s->dil * s->pf * 4, s->dil * IW * s->pf * 4,
                             IH * IW * s->pf * 4, wrow * 4, s->kh * wrow * 4, YFB * 4,
                             0.0f, INFINITY, PG_CONV_NCHWC_ACT_NONE,
-                            (ep == 4 || ep == 6 ? PG_CONV_NCHWC_ACCUMULATE : 0) |
-                                (ep >= 5 ? PG_CONV_NCHWC_RESIDUAL : 0),
+                            (ep == 4 || ep == 6 || ep == 8 ? PG_CONV_NCHWC_ACCUMULATE : 0) |
+                                (ep == 5 || ep == 6 || ep == 8 ? PG_CONV_NCHWC_RESIDUAL : 0),
                             res, RFB * 4 };
                         if (ep == 1 || ep == 4 || ep == 5)
                             a.act = PG_CONV_NCHWC_ACT_CLAMP;
@@ -96,6 +98,8 @@ void checkasm_check_conv_nchwc(void)
                             a.act = PG_CONV_NCHWC_ACT_CLAMP, a.hi = 6.0f;
                         else if (ep == 3 || ep == 6)
                             a.act = PG_CONV_NCHWC_ACT_CLAMP, a.lo = -0.5f, a.hi = 0.25f;
+                        else if (ep >= 7)
+                            a.act = PG_CONV_NCHWC_ACT_HARDSWISH;
                         memcpy(ref, y0, MAXY * sizeof(float));
                         memcpy(got, y0, MAXY * sizeof(float));
                         call_ref(&a);
@@ -124,7 +128,7 @@ void checkasm_check_conv_nchwc(void)
                                                                 (size_t)f * B + (size_t)l;
                                                     m += fabs((double)x[xi] * w[wi]);
                                                 }
-                                    tol[yi] = (float)(sc * m * 2.0) + FLT_MIN;
+                                    tol[yi] = (float)(sc * m * (ep >= 7 ? 4.0 : 2.0)) + FLT_MIN;
                                 }
                         if (!checkasm_check_f32_tol("y", ref, got, MAXY, tol)) {
                             checkasm_fail("  at fb=%d pixels=%zu cin_blk=%zu cin_blocks=%zu k=%zux%zu "

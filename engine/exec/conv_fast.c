@@ -266,13 +266,7 @@ size_t pg_scratch_conv(const pg_node *n, const pg_tensor *const *in, const pg_te
 
 /* ---- the activation after a tile / plane ---------------------------------- */
 
-typedef struct conv_epi {
-    pg_conv_act act;
-    float lo, hi;
-    const pg_variant *silu;
-} conv_epi;
-
-static void apply_act(const conv_epi *e, float *y, size_t n)
+void pg_conv_epi_apply(const pg_conv_epi *e, float *y, size_t n)
 {
     switch (e->act) {
     case PG_CONVACT_CLIP:
@@ -315,7 +309,7 @@ typedef struct gemm_conv {
     int relu_clip;              /* Clip(0, hi): ReLU in the kernel, the upper bound after */
     char *scratch;
     size_t slice_bytes;
-    conv_epi e;
+    pg_conv_epi e;
 } gemm_conv;
 
 /* im2col of pixels [j0, j0 + cnt) of image x into nr-column panels at dst
@@ -458,7 +452,7 @@ static void gemm_worker(void *ctx, size_t worker)
                     }
                 } else if (g->e.act != PG_CONVACT_NONE && g->e.act != PG_CONVACT_RELU) {
                     for (size_t r = 0; r < h; r++)
-                        apply_act(&g->e, c + r * P, wd);
+                        pg_conv_epi_apply(&g->e, c + r * P, wd);
                 }
             }
         }
@@ -475,7 +469,7 @@ static size_t pick_workers(const pg_kctx *k, size_t tasks, double flops)
     return t < tasks ? t : tasks ? tasks : 1;
 }
 
-static pg_status conv_gemm(pg_kctx *k, const pg_win *w, const conv_epi *e)
+static pg_status conv_gemm(pg_kctx *k, const pg_win *w, const pg_conv_epi *e)
 {
     const pg_tensor *x = k->in[0], *wt = k->in[1];
     const pg_variant *v = k->bind->kern[0];
@@ -554,7 +548,7 @@ typedef struct dw_conv {
     size_t C, planes, workers, tb_floats;
     char *scratch;
     size_t slice_bytes;
-    conv_epi e;
+    pg_conv_epi e;
 } dw_conv;
 
 static void dw_worker(void *ctx, size_t worker)
@@ -661,11 +655,11 @@ static void dw_worker(void *ctx, size_t worker)
         }
         d->v->fn.dwconv(&a);
         if (d->e.act == PG_CONVACT_SILU)
-            apply_act(&d->e, a.out, (size_t)(OH * OW));
+            pg_conv_epi_apply(&d->e, a.out, (size_t)(OH * OW));
     }
 }
 
-static pg_status conv_dw(pg_kctx *k, const pg_win *w, const conv_epi *e)
+static pg_status conv_dw(pg_kctx *k, const pg_win *w, const pg_conv_epi *e)
 {
     const pg_tensor *x = k->in[0];
     dw_conv d = { .v = k->bind->kern[0], .X = k->x[0], .W = k->x[1],
@@ -690,13 +684,13 @@ static pg_status conv_dw(pg_kctx *k, const pg_win *w, const conv_epi *e)
     return PG_OK;
 }
 
-static pg_status conv_epilogue(const pg_kctx *k, conv_epi *e)
+pg_status pg_conv_epi_of(const pg_kctx *k, const pg_variant *silu, pg_conv_epi *e)
 {
     const pg_node *n = k->node;
     e->act = pg_conv_act_from_name(pg_ir_attr_string(n, "activation", "none"));
     e->lo = pg_ir_attr_float(n, "act_min", -INFINITY);
     e->hi = pg_ir_attr_float(n, "act_max", INFINITY);
-    e->silu = k->bind->kern[1];
+    e->silu = silu;
     if (e->act == PG_CONVACT_INVALID)
         return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': attribute 'activation' is '%s'", n->name,
                        pg_ir_attr_string(n, "activation", ""));
@@ -705,8 +699,8 @@ static pg_status conv_epilogue(const pg_kctx *k, conv_epi *e)
 
 pg_status pg_conv_fast(pg_kctx *k, const pg_win *w)
 {
-    conv_epi e;
-    pg_status st = conv_epilogue(k, &e);
+    pg_conv_epi e;
+    pg_status st = pg_conv_epi_of(k, k->bind->kern[1], &e);
     if (st)
         return st;
     const pg_variant *v = k->bind->kern[0];
@@ -735,8 +729,8 @@ pg_status pg_exec_fused_conv(pg_kctx *k)
         return st;
     if (k->bind->kern[0])
         return pg_conv_fast(k, &w);
-    conv_epi e;
-    if ((st = conv_epilogue(k, &e)) || (st = pg_conv_reference(k, &w)))
+    pg_conv_epi e;
+    if ((st = pg_conv_epi_of(k, k->bind->kern[1], &e)) || (st = pg_conv_reference(k, &w)))
         return st;
     float *y = k->y[0];
     size_t n = (size_t)pg_tensor_numel(k->out[0]);
@@ -744,6 +738,6 @@ pg_status pg_exec_fused_conv(pg_kctx *k)
         for (size_t i = 0; i < n; i++)
             y[i] = y[i] < 0.0f ? 0.0f : y[i];
     else
-        apply_act(&e, y, n);
+        pg_conv_epi_apply(&e, y, n);
     return PG_OK;
 }

@@ -14,6 +14,19 @@ typedef enum pg_conv_act {
 
 pg_conv_act pg_conv_act_from_name(const char *s);
 
+/* A FusedConv's activation as its attributes give it (act_min / act_max
+ * for Clip), SiLU on the silu kernel given (NULL: the C loop).  Applied
+ * after a kernel wrote a tile by pg_conv_epi_apply - the forms a kernel
+ * does not do in registers (y[0..n) in place; NONE and RELU: nothing). */
+typedef struct pg_conv_epi {
+    pg_conv_act act;
+    float lo, hi;
+    const pg_variant *silu;
+} pg_conv_epi;
+
+pg_status pg_conv_epi_of(const pg_kctx *k, const pg_variant *silu, pg_conv_epi *e);
+void      pg_conv_epi_apply(const pg_conv_epi *e, float *y, size_t n);
+
 /* Conv / FusedConv on the bound kernels (k->bind->kern[0] set); w from
  * pg_win_geometry. */
 pg_status pg_conv_fast(pg_kctx *k, const pg_win *w);
@@ -49,9 +62,9 @@ pg_status pg_exec_pool_nchwc(pg_kctx *k);           /* MaxPool, GlobalAveragePoo
  * is one it takes (3x3, stride 1, dilation 1, pads 0 or 1); the scratch
  * for N images of CB input and KB output blocks, FB filter blocks a
  * kernel call, on up to `threads`; the run (k->bind: conv_nchwc,
- * wino_in_f23, wino_out_f23; lo, hi the clamp). */
+ * wino_in_f23, wino_out_f23; lo, hi the clamp, post what follows it). */
 int       pg_conv_winograd_fits(const pg_win *w);
 size_t    pg_scratch_conv_winograd(const pg_win *w, size_t N, size_t CB, size_t KB, size_t FB, int threads);
-pg_status pg_conv_winograd(pg_kctx *k, const pg_win *w, float lo, float hi);
+pg_status pg_conv_winograd(pg_kctx *k, const pg_win *w, float lo, float hi, const pg_conv_epi *post);
 
 #endif

@@ -81,8 +81,12 @@
  * ResNet-18 3x3 layers 84-88 GFLOP/s (89-93%), 512@7 65.6 (70%), the stem
  * 84.2 (89%), 1x1/2 71.8 (76%); ORT 0.97-1.14x of that per layer.
  *
- * HardSwish / SiLU convs: no blocked epilogue - the conv runs without it
- * and the op follows on the blocked tensor (nchwc_layout adds it).
+ * Activations: ReLU / Clip and HardSwish in the kernels' registers before
+ * the store (conv_nchwc, dwconv); SiLU, which needs an exp, on the silu
+ * kernel over each output row right after the row is written (still in
+ * L1), inside the same step - as Winograd's HardSwish, whose output
+ * transform only clamps.  (Before, both ran as a separate op over the
+ * whole blocked tensor.)
  *
  * Not done: NEON (4c) rows of conv_nchwc - there the pass leaves the
  * network in NCHW on the SGEMM path; a blocked Concat / Resize (YOLO's
@@ -390,6 +394,15 @@ size_t pg_nchwc_group_blocks(const pg_node *n, const pg_variant *v)
     return g >= 1 && g <= p->fb ? (size_t)g : (size_t)p->fb;
 }
 
+/* kern[3]: the silu kernel of a conv with a fused SiLU */
+static pg_status bind_silu(const pg_node *n, pg_binding *b)
+{
+    if (pg_conv_act_from_name(pg_ir_attr_string(n, "activation", "none")) == PG_CONVACT_SILU &&
+        !(b->kern[3] = pg_kernel_select(pg_kernel_family_by_name("silu"))))
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no silu kernel for its fused SiLU", n->name);
+    return PG_OK;
+}
+
 pg_status pg_bind_conv_nchwc(const pg_node *n, pg_binding *b)
 {
     if (pg_nchwc_depthwise(n)) {
@@ -399,7 +412,7 @@ pg_status pg_bind_conv_nchwc(const pg_node *n, pg_binding *b)
             return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': a blocked depthwise conv takes a 3x3 or 5x5 "
                            "kernel_shape", n->name);
         b->kern[0] = pg_kernel_select(ks[0] == 3 ? &pg_kernels_dwconv3x3 : &pg_kernels_dwconv5x5);
-        return PG_OK;
+        return bind_silu(n, b);
     }
     int fb = (int)pg_ir_attr_int(n, "nchwc_fb", 0);
     b->kern[0] = pg_kernel_select_fitting(&pg_kernels_conv_nchwc, fits_block, &fb);
@@ -413,7 +426,7 @@ pg_status pg_bind_conv_nchwc(const pg_node *n, pg_binding *b)
         if (!b->kern[1] || !b->kern[2])
             return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no Winograd transform kernel", n->name);
     }
-    return PG_OK;
+    return bind_silu(n, b);
 }
 
 /* Rows x columns of the zero-padded plane a depthwise task fills. */
@@ -488,7 +501,8 @@ typedef struct nchwc_conv {
     const float *xpad;            /* small planes: the input zero-padded (wpad its geometry) */
     pg_win wpad;
     float lo, hi;
-    int act;
+    int act;                      /* in the kernel: PG_CONV_NCHWC_ACT_* */
+    pg_conv_epi post;             /* after it, on each row it wrote: SiLU (else NONE) */
     char *scratch;
 } nchwc_conv;
 
@@ -617,6 +631,9 @@ static void direct_task(void *ctx, size_t task)
                     kern(&a);
                     ox++;
                 }
+                if (lastc && d->post.act != PG_CONVACT_NONE)
+                    for (size_t f = 0; f < fb; f++)   /* the row's blocks, still in L1 */
+                        pg_conv_epi_apply(&d->post, yrow + f * (size_t)(OH * OW) * NB, (size_t)OW * NB);
             }
         }
     }
@@ -696,7 +713,9 @@ static void dw_row(const nchwc_conv *d, size_t task)
     float win[5 * 5 * NB];
     pg_dwconv_args a = { rows, d->W + (plane % d->CB) * (1 + taps) * NB, NULL, NB, 0,
                          (size_t)sx * NB, (size_t)dx * NB, NB, d->lo, d->hi,
-                         d->act == PG_CONV_NCHWC_ACT_CLAMP ? PG_DWACT_CLAMP : PG_DWACT_NONE, 0 };
+                         d->act == PG_CONV_NCHWC_ACT_CLAMP       ? PG_DWACT_CLAMP
+                         : d->act == PG_CONV_NCHWC_ACT_HARDSWISH ? PG_DWACT_HARDSWISH
+                                                                 : PG_DWACT_NONE, 0 };
     if (d->xpad) {
         /* a small plane padded once: the whole row in one call */
         const pg_win *wp = &d->wpad;
@@ -706,6 +725,7 @@ static void dw_row(const nchwc_conv *d, size_t task)
         a.out = y;
         a.width = (size_t)OW;
         d->v->fn.dwconv(&a);
+        pg_conv_epi_apply(&d->post, y, (size_t)OW * NB);
         return;
     }
     int64_t y0 = oy * sy - w->lo[1];
@@ -741,6 +761,7 @@ static void dw_row(const nchwc_conv *d, size_t task)
         a.out = y + (size_t)ox * NB;
         d->v->fn.dwconv(&a);
     }
+    pg_conv_epi_apply(&d->post, y, (size_t)OW * NB);
 }
 
 /* Rows (of any block plane) dw_grain at a time: a depthwise row is short
@@ -765,19 +786,25 @@ pg_status pg_conv_nchwc(pg_kctx *k)
         return st;
     if (!v)
         return pg_fail(PG_ERR_INTERNAL, "node '%s': a blocked conv without a kernel", n->name);
-    pg_conv_act act = pg_conv_act_from_name(pg_ir_attr_string(n, "activation", "none"));
-    if (act == PG_CONVACT_RELU) {
+    /* the activation: a clamp or HardSwish in the kernel's registers,
+     * SiLU (an exp) on the silu kernel over each row as it is written */
+    pg_conv_epi e;
+    if ((st = pg_conv_epi_of(k, k->bind->kern[3], &e)))
+        return st;
+    d.post.act = PG_CONVACT_NONE;
+    d.act = PG_CONV_NCHWC_ACT_NONE;
+    d.lo = -INFINITY;
+    if (e.act == PG_CONVACT_RELU) {
         d.act = PG_CONV_NCHWC_ACT_CLAMP;
-    } else if (act == PG_CONVACT_CLIP) {
+        d.lo = 0.0f;
+    } else if (e.act == PG_CONVACT_CLIP) {
         d.act = PG_CONV_NCHWC_ACT_CLAMP;
-        d.lo = pg_ir_attr_float(n, "act_min", -INFINITY);
-        d.hi = pg_ir_attr_float(n, "act_max", INFINITY);
-    } else if (act == PG_CONVACT_NONE) {
-        d.act = PG_CONV_NCHWC_ACT_NONE;
-        d.lo = -INFINITY;
-    } else {
-        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': a blocked conv takes activation none, relu or "
-                       "clip", n->name);
+        d.lo = e.lo;
+        d.hi = e.hi;
+    } else if (e.act == PG_CONVACT_HARDSWISH) {
+        d.act = PG_CONV_NCHWC_ACT_HARDSWISH;
+    } else if (e.act == PG_CONVACT_SILU) {
+        d.post = e;
     }
     d.blocked = x->rank == 5;
     d.C = d.blocked ? (size_t)x->shape[1] * NB : (size_t)x->shape[1];
@@ -820,8 +847,12 @@ pg_status pg_conv_nchwc(pg_kctx *k)
                 dw_task(&d, q);
         return PG_OK;
     }
-    if (pg_ir_attr_int(n, "winograd", 0))
-        return pg_conv_winograd(k, &d.w, d.lo, d.hi);
+    if (pg_ir_attr_int(n, "winograd", 0)) {
+        /* its output transform clamps; HardSwish follows it as SiLU does */
+        if (d.act == PG_CONV_NCHWC_ACT_HARDSWISH)
+            d.post = e;
+        return pg_conv_winograd(k, &d.w, d.lo, d.hi, &d.post);
+    }
     d.R = k->n_in > 3 ? k->x[3] : NULL;
     if (pg_variant_index(&pg_kernels_conv_nchwc, v) < 0 || !d.B)
         return pg_fail(PG_ERR_INTERNAL, "node '%s': a blocked conv needs a conv_nchwc kernel and its "

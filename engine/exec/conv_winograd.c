@@ -12,7 +12,8 @@
  *      chunk's tiles on the conv_nchwc kernel (V, the filters' transform,
  *      packed per point by the nchwc_layout pass as 1x1 conv weights);
  *   3. the output transform (wino_out_f23) with the bias, the skip tensor
- *      (conv_residual_fusion's 4th input) and the clamp, into y.  An odd
+ *      (conv_residual_fusion's 4th input) and the clamp, into y, then a
+ *      HardSwish / SiLU over the rows just written.  An odd
  *      last row or column: the tile's extra row goes to a scratch row, its
  *      extra column through a scratch tile.
  * A chunk is whole tile rows, at least CHUNK_TILES tiles where the plane
@@ -124,6 +125,7 @@ typedef struct wino_job {
     const float *X, *V, *B, *R;
     float *Y;
     float lo, hi;
+    const pg_conv_epi *post;      /* HardSwish / SiLU after the transform, per row */
     size_t parts, gpp, plane_floats;
     char *scratch;
     int slots;
@@ -191,6 +193,27 @@ static void products(const wino_job *j, const float *U, float *M, size_t g0, siz
         }
 }
 
+/* an odd last column: its tile through 2 x 2 scratch pixels (a: the tile
+ * row's call, at output `at`; two: whether the tile's second row is in y) */
+static void last_column(const wino_job *j, pg_wino_out_args a, size_t at, int two)
+{
+    size_t OW = (size_t)j->w->out[2];
+    float ty_[2][2 * NB], tr[2][2 * NB];
+    memset(tr, 0, sizeof tr);
+    for (int r = 0; r < 1 + two; r++)
+        if (j->R)
+            memcpy(tr[r], j->R + at + ((size_t)r * OW + OW - 1) * NB, NB * sizeof(float));
+    a.m += OW / 2 * NB;
+    a.y[0] = ty_[0];
+    a.y[1] = ty_[1];
+    a.res[0] = tr[0];
+    a.res[1] = tr[1];
+    a.tiles = 1;
+    j->wout->fn.wino_out(&a);
+    for (int r = 0; r < 1 + two; r++)
+        memcpy(j->Y + at + ((size_t)r * OW + OW - 1) * NB, ty_[r], NB * sizeof(float));
+}
+
 /* the output transform of blocks [kb0, kb1) over tile rows [ty0, ty1) */
 static void transform_out(const wino_job *j, size_t n, size_t ty0, size_t ty1, size_t kb0, size_t kb1,
                           const float *M, float *dummy)
@@ -211,23 +234,11 @@ static void transform_out(const wino_job *j, size_t n, size_t ty0, size_t ty1, s
                 a.res[1] = two ? j->R + at + OW * NB : dummy;
             }
             j->wout->fn.wino_out(&a);
-            if (!(OW & 1))
-                continue;
-            /* the last column: its tile through 2 x 2 scratch pixels */
-            float ty_[2][2 * NB], tr[2][2 * NB];
-            memset(tr, 0, sizeof tr);
-            for (int r = 0; r < 1 + two; r++)
-                if (j->R)
-                    memcpy(tr[r], j->R + at + ((size_t)r * OW + OW - 1) * NB, NB * sizeof(float));
-            a.m += full * NB;
-            a.y[0] = ty_[0];
-            a.y[1] = ty_[1];
-            a.res[0] = tr[0];
-            a.res[1] = tr[1];
-            a.tiles = 1;
-            j->wout->fn.wino_out(&a);
-            for (int r = 0; r < 1 + two; r++)
-                memcpy(j->Y + at + ((size_t)r * OW + OW - 1) * NB, ty_[r], NB * sizeof(float));
+            if (OW & 1)
+                last_column(j, a, at, two);
+            if (j->post->act != PG_CONVACT_NONE)
+                for (int r = 0; r < 1 + two; r++)   /* the tile row's output rows, in L1 */
+                    pg_conv_epi_apply(j->post, j->Y + at + (size_t)r * OW * NB, OW * NB);
         }
 }
 
@@ -253,7 +264,7 @@ static void wino_task(void *ctx, size_t task)
     atomic_store(&j->busy[slot], 0);
 }
 
-pg_status pg_conv_winograd(pg_kctx *k, const pg_win *w, float lo, float hi)
+pg_status pg_conv_winograd(pg_kctx *k, const pg_win *w, float lo, float hi, const pg_conv_epi *post)
 {
     const pg_node *n = k->node;
     const pg_tensor *x = k->in[0];
@@ -289,6 +300,7 @@ pg_status pg_conv_winograd(pg_kctx *k, const pg_win *w, float lo, float hi)
     job.Y = k->y[0];
     job.lo = lo;
     job.hi = hi;
+    job.post = post;
     job.scratch = k->scratch;
     job.slots = threads;
     size_t per_image = job.p.chunks;

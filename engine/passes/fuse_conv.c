@@ -21,7 +21,8 @@
  * has the layout and why), where a conv_nchwc asm kernel runs (AVX-512;
  * elsewhere the graph stays NCHW on the SGEMM path).  In topological order:
  *   - Conv / FusedConv (float32 2-D, constant weights and bias, activation
- *     none / relu / clip; group 1, or depthwise 3x3 / 5x5 with one filter
+ *     none / relu / clip / hardswish / silu, kept as the blocked step's
+ *     epilogue; group 1, or depthwise 3x3 / 5x5 with one filter
  *     per channel) -> FusedConv nchwc = 16 on weights packed here for the
  *     kernel (conv_nchwc_pack, or dwconv_pack with the bias), a bias padded
  *     to whole blocks; a group-1 conv reads an NCHW input in place (the
@@ -29,8 +30,6 @@
  *   - MaxPool (no Indices), Add of two blocked tensors of one shape, Relu,
  *     Clip (constant bounds), HardSwish on a blocked input -> the same op
  *     on the blocked tensor (nchwc = 16 on MaxPool);
- *   - a conv + SiLU / HardSwish -> the blocked conv without it, then the op
- *     on its blocked output (no blocked epilogue for them);
  *   - Concat along the channels of blocked inputs, all but the last whole
  *     blocks -> Concat of the blocked tensors along their block axis;
  *     Slice of one channel range from a block boundary to one (or to the
@@ -389,15 +388,11 @@ static int relay_conv(relay *r, pg_node *n)
     const float *B = NULL;
     if (n->n_inputs > 2 && n->inputs[2] >= 0 && !(B = vec_m(g, n->inputs[2], M)))
         return 0;
+    /* every activation stays in the step (conv_nchwc.c: the kernels' clamp
+     * or HardSwish, SiLU over each row as it is written); each maps 0 to
+     * 0, so the padded channels stay zero */
     pg_conv_act act = pg_conv_act_from_name(pg_ir_attr_string(n, "activation", "none"));
-    /* SiLU and HardSwish (YOLO, MobileNetV3) have no blocked epilogue: the
-     * conv without it, then the op on the blocked tensor (zero stays zero
-     * in the padded channels) - one more pass over the output instead of
-     * the whole region on the NCHW GEMM form with reorders around it */
-    const char *post = act == PG_CONVACT_SILU ? "SiLU" : act == PG_CONVACT_HARDSWISH ? "HardSwish" : NULL;
-    if (post)
-        act = PG_CONVACT_NONE;
-    if (act != PG_CONVACT_NONE && act != PG_CONVACT_RELU && act != PG_CONVACT_CLIP)
+    if (act == PG_CONVACT_INVALID)
         return 0;
     int dw = G > 1;
     if (dw && !(G == C && M == C && wt->shape[1] == 1 && KH == KW && (KH == 3 || KH == 5)))
@@ -457,7 +452,8 @@ static int relay_conv(relay *r, pg_node *n)
         return -1;
     pg_node *f = g->nodes[id];
     int64_t kshape[2] = { KH, KW };
-    const char *an = act == PG_CONVACT_RELU ? "relu" : act == PG_CONVACT_CLIP ? "clip" : "none";
+    static const char *const act_name[] = { "none", "relu", "clip", "hardswish", "silu" };
+    const char *an = act_name[act];
     if (restore_attrs(f, &sa) || pg_ir_set_attr_int(f, "nchwc", NB) || pg_ir_set_attr_int(f, "out_channels", M) ||
         pg_ir_set_attr_ints(f, "kernel_shape", kshape, 2) || pg_ir_set_attr_int(f, "nchwc_fb", r->fb) ||
         pg_ir_set_attr_int(f, "nchwc_group", gfb) ||
@@ -467,15 +463,6 @@ static int relay_conv(relay *r, pg_node *n)
     pg_pass_note(r->c, g, PG_PASS_ADDED, id, 1, "%s '%s' in NCHW16c (%s input, weights packed for %s)",
                  n->op_type, n->name, blocked_in ? "blocked" : "NCHW",
                  dw ? "dwconv" : wino ? "Winograd F(2x2,3x3)" : "conv_nchwc");
-    if (post) {
-        int z = blocked_tensor(r, y, M, y->shape[2], y->shape[3]);
-        int pid = z < 0 ? -1 : relay_node(r, post, "conv_nchwc_act", &out, 1, z);
-        if (pid < 0)
-            return -1;
-        pg_pass_note(r->c, g, PG_PASS_ADDED, pid, 0, "%s of '%s' on the NCHW16c tensor (no blocked epilogue)",
-                     post, n->name);
-        out = z;
-    }
     r->blk[n->outputs[0]] = out;
     return 1;
 }

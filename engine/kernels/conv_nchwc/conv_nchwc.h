@@ -1,7 +1,8 @@
 /* conv_nchwc.h - fp32 direct convolution on channel-blocked (NCHWc)
  * activations: a group of up to FB blocks of B output channels times a run
  * of output pixels accumulated in registers, the input read in place (no
- * im2col), bias and a clamp (ReLU, ReLU6, Clip) applied before the store.
+ * im2col), bias and a clamp (ReLU, ReLU6, Clip) or HardSwish applied
+ * before the store.
  *
  * Layout NCHWc: [N, ceil(C / B), H, W, B], channel c of pixel (h, w) at
  * ((c / B) H + h) W B + w B + c % B; the channels past C of the last block
@@ -42,7 +43,9 @@
 
 #include "../variant.h"
 
-enum { PG_CONV_NCHWC_ACT_NONE = 0, PG_CONV_NCHWC_ACT_CLAMP = 1 };
+/* act: HARDSWISH is x min(max(x + 3, 0), 6) / 6, in that order (the
+ * dwconv kernels' form), so every variant agrees with the reference */
+enum { PG_CONV_NCHWC_ACT_NONE = 0, PG_CONV_NCHWC_ACT_CLAMP = 1, PG_CONV_NCHWC_ACT_HARDSWISH = 2 };
 enum { PG_CONV_NCHWC_ACCUMULATE = 1, PG_CONV_NCHWC_RESIDUAL = 2 };
 
 /* The one argument of a conv_nchwc kernel (offsets read by the asm). */
@@ -64,7 +67,7 @@ struct pg_conv_nchwc_args {
     size_t w_cb;         /* @120 bytes between input blocks of the weights (KH w_ky) */
     size_t y_fb;         /* @128 bytes between output blocks */
     float lo, hi;        /* @136, @140  PG_CONV_NCHWC_ACT_CLAMP bounds */
-    int32_t act;         /* @144 */
+    int32_t act;         /* @144 PG_CONV_NCHWC_ACT_* */
     int32_t flags;       /* @148 PG_CONV_NCHWC_ACCUMULATE | PG_CONV_NCHWC_RESIDUAL */
     const float *res;    /* @152 flag RESIDUAL: the skip tensor at pixel 0, block 0 (y's layout) */
     size_t res_fb;       /* @160 bytes between its blocks */

@@ -60,6 +60,10 @@ void pg_f32_conv_nchwc_ref(int B, const pg_conv_nchwc_args *a)
                 if (a->act == PG_CONV_NCHWC_ACT_CLAMP) {
                     v = v < a->lo ? a->lo : v;
                     v = v > a->hi ? a->hi : v;
+                } else if (a->act == PG_CONV_NCHWC_ACT_HARDSWISH) {
+                    float r = v + 3.0f;
+                    r = r < 0.0f ? 0.0f : r > 6.0f ? 6.0f : r;
+                    v = v * (r * (1.0f / 6.0f));
                 }
                 *yv = v;
             }
