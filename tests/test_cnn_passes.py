@@ -570,6 +570,45 @@ def test_conv_residual_fusion(threads):
     assert rel_err(off.run({"x": x})["y"], ref) <= TOL
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("hw", [(11, 13), (15, 14)])
+def test_flat_pointwise_convs_with_tiles_and_skip(hw, threads):
+    """1x1 stride-1 convs run each plane as runs of pixels across image rows
+    (143 pixels: 2 runs of 72 and 71; 210: 3 of 70): one reading the NCHW
+    image, one untiled on the blocked tensor, and one whose 320 x 320
+    weights go in input tiles (the partial sums accumulate in y) with the
+    skip connection's Add + Relu in its epilogue - against ORT."""
+    if not blocked_here():
+        pytest.skip("no conv_nchwc asm kernel on this CPU: the graph stays NCHW")
+    rng = np.random.default_rng(17)
+    H, W = hw
+
+    def w(name, M, C):
+        return numpy_helper.from_array((rng.standard_normal((M, C, 1, 1)) / np.sqrt(C)).astype(np.float32), name)
+
+    def b(name, M):
+        return numpy_helper.from_array((rng.standard_normal(M) * 0.1).astype(np.float32), name)
+
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("Conv", ["r2", "w3", "b3"], ["c3"], kernel_shape=[1, 1]),
+             helper.make_node("Add", ["c3", "r2"], ["a"]),
+             helper.make_node("Relu", ["a"], ["y"])]
+    inits = [w("w1", 24, 3), b("b1", 24), w("w2", 320, 24), b("b2", 320), w("w3", 320, 320), b("b3", 320)]
+    graph = helper.make_graph(nodes, "pointwise", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                 [2, 3, H, W])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 320, H, W])], inits)
+    model = model_bytes(graph)
+    x = rng.standard_normal((2, 3, H, W)).astype(np.float32)
+    _, m = compiled(model, x, 3, threads)
+    assert m.op_types == ["FusedConv"] * 3 + ["ReorderOutput"], m.op_types
+    fused = [n for n in m.passes[-1]["nodes"] if n["op"] == "FusedConv" and n["inputs"].count(",") == 3]
+    assert len(fused) == 1 and "activation=relu" in fused[0]["attrs"], fused
+    assert rel_err(m.run({"x": x})["y"], ort_run(model, x)) <= TOL
+
+
 def test_conv_residual_not_fused_when_conv_output_is_reused():
     """The conv's output read by the Add and by a second node: the sum cannot
     replace it, so nothing fuses (and the result still matches ORT)."""
