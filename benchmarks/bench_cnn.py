@@ -241,15 +241,7 @@ def ort_conv_times(path: str, feeds: dict, runs: int) -> dict:
     microseconds, the exact FLOPs (2 M C/g kh kw per output pixel, from its
     input shapes) and the shape class."""
     import json
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    so.enable_profiling = True
-    so.profile_file_prefix = os.path.join(tempfile.gettempdir(), "bench_cnn_ort")
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    sess = ort_session(path, 1, quiet=True, profile_prefix=os.path.join(tempfile.gettempdir(), "bench_cnn_ort"))
     for _ in range(runs + 1):
         sess.run(None, feeds)
     prof = sess.end_profiling()

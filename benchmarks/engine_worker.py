@@ -20,7 +20,7 @@ import time
 from typing import Callable
 
 
-def ort_session(path: str, threads: int, quiet: bool = False):
+def ort_session(path: str, threads: int, quiet: bool = False, profile_prefix: str | None = None):
     """ONNX Runtime as the benchmarks run it: ORT_ENABLE_ALL, ``threads``
     intra-op threads, one inter-op thread, sequential, its workers not
     spinning once a run is over.
@@ -40,6 +40,9 @@ def ort_session(path: str, threads: int, quiet: bool = False):
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if quiet:
         so.log_severity_level = 3
+    if profile_prefix:   # ORT's own per-node profiler, into profile_prefix*.json
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
