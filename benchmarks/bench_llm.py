@@ -168,6 +168,24 @@ class LlamaCpp:
         return out
 
 
+def divergence(engines, ids, ours, theirs, i):
+    """Where the greedy sequences part: both engines on the shared prefix
+    (the prompt and the i tokens both chose), each one's logit margin
+    between its own choice and the other's, and how far apart the two
+    logit rows are - all as shares of the logit range.  A near-tie is a
+    margin far below the rows' difference."""
+    ctx = list(ids) + list(ours[:i])
+    rows = {}
+    for e in engines:
+        rows[e.name] = np.asarray(e.prefill(ctx), np.float64)
+    L, M = rows["peregrine"], rows["llama.cpp"]
+    a, b = int(ours[i]), int(theirs[i])
+    rng = float(M.max() - M.min()) or 1.0
+    return (f"first difference at token {i}: peregrine {a} by {(L[a] - L[b]) / rng:.2e} of the logit range, "
+            f"llama.cpp {b} by {(M[b] - M[a]) / rng:.2e}; the two rows differ by at most "
+            f"{np.abs(L - M).max() / rng:.2e} (mean {np.abs(L - M).mean() / rng:.2e})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -240,6 +258,8 @@ def run_file(a, wtype, path):
                   f"(cpu {p[3] / l[3]:.2f}x), decode {p[4] / l[4]:.2f}x (cpu {p[5] / l[5]:.2f}x); "
                   f"greedy tokens equal: {same}/{len(a_)}; copy {gbps:.1f} GB/s, "
                   f"{wbytes / 1e6:.1f} MB of weights per token")
+            if same < len(a_):
+                print("    " + divergence(engines, ids, a_, b_, same))
             summary.append((wtype, t, p[2] / l[2], p[4] / l[4], 100 * p[4] / bound))
         for e in engines:
             del e.m

@@ -164,7 +164,8 @@ size_t pg_scratch_quant_matmul(const pg_node *n, const pg_tensor *const *in, con
                                int threads, const pg_binding *b);
 /* the GGUF decoder's ops (ops_llm.c): GGUFQuantize binds kern[0] the
  * activation quantiser; GGUFMatMul kern[0] qgemv, kern[1] qgemm of the
- * weight's type; CachedAttention kern[0] softmax, kern[1] tanh */
+ * weight's type; CachedAttention kern[0] softmax, kern[1] tanh, kern[2] / [3]
+ * attn_kq_ggml / attn_pv_ggml */
 pg_status pg_exec_gguf_embed(pg_kctx *k);
 pg_status pg_exec_gguf_quantize(pg_kctx *k);
 pg_status pg_exec_gguf_matmul(pg_kctx *k);

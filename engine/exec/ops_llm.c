@@ -7,7 +7,8 @@
  * activation quantiser of the type it pairs with (bound here at compile,
  * so a mask change reaches them through a rebind), RoPE from the load-time
  * angle tables, the f16 rounding of the cache, and llama.cpp-ordered
- * causal grouped-query attention with the softmax and tanh variants.
+ * causal grouped-query attention with the softmax, tanh and attn_ggml
+ * variants.
  *
  * A run carries n <= T tokens (ctl = { n, pos, row0 }, infer_llm.c): every
  * op here works on the first n rows only, and the ops whose outputs other
@@ -24,6 +25,7 @@
 #include "../kernels/qgemv/qgemv.h"
 #include "../kernels/softmax/softmax.h"
 #include "../kernels/tanh/tanh.h"
+#include "../kernels/attn_ggml/attn_ggml.h"
 #include "../llm/llm.h"
 #include "ops.h"
 
@@ -196,8 +198,11 @@ pg_status pg_bind_cached_attention(const pg_node *n, const pg_tensor *const *in,
     (void)in; (void)out;
     b->kern[0] = pg_kernel_select(&pg_kernels_softmax);
     b->kern[1] = pg_kernel_select(&pg_kernels_tanh);
-    if (!b->kern[0] || !b->kern[1])
-        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no softmax / tanh kernel runs here", n->name);
+    b->kern[2] = pg_kernel_select(&pg_kernels_attn_kq_ggml);
+    b->kern[3] = pg_kernel_select(&pg_kernels_attn_pv_ggml);
+    if (!b->kern[0] || !b->kern[1] || !b->kern[2] || !b->kern[3])
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no softmax / tanh / attn_ggml kernel runs here",
+                       n->name);
     return PG_OK;
 }
 
@@ -230,7 +235,8 @@ pg_status pg_exec_cached_attention(pg_kctx *k)
                        pg_ir_attr_float(k->node, "kq_scale", 1.0f),
                        pg_ir_attr_float(k->node, "softcap", 0.0f), (int)attr(k, "window"), n, pos,
                        q, qd, k->x[1], k->x[2], (size_t)k->in[1]->shape[1], k->y[0], qd, scores,
-                       acc, k->bind->kern[0]->fn.softmax, k->bind->kern[1]->fn.unary, k->threads };
+                       acc, k->bind->kern[0]->fn.softmax, k->bind->kern[1]->fn.unary,
+                       k->bind->kern[2]->fn.attn_kq, k->bind->kern[3]->fn.attn_pv, k->threads };
     llm_attend(&a);
     zero_tail(k, n);
     return PG_OK;

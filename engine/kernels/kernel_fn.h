@@ -103,7 +103,13 @@ typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
     ENTRY_(quant_u8_span, pg_quant_u8_span_fn, void, size_t n, const float *x, float scale,    \
            int32_t zero, uint8_t *y)                                                           \
     /* minmax_keys: a tensor's range as int32 keys + a non-finite flag (gemm_u8s8.h) */        \
-    ENTRY_(minmax_keys, pg_minmax_keys_fn, void, size_t n, const float *x, int32_t *out)
+    ENTRY_(minmax_keys, pg_minmax_keys_fn, void, size_t n, const float *x, int32_t *out)       \
+    /* s[j] = q . k_j over n keys, ggml's order (attn_ggml/attn_ggml.h) */                     \
+    ENTRY_(attn_kq, pg_f32_attn_kq_fn, void, size_t n, size_t hd, const float *q,              \
+           const float *k, size_t ldk, float *s)                                               \
+    /* out = sum_j p[j] v_j over n values, ggml's order (attn_ggml/attn_ggml.h) */             \
+    ENTRY_(attn_pv, pg_f32_attn_pv_fn, void, size_t n, size_t hd, const float *p,              \
+           const float *v, size_t ldv, float *acc, float *out)
 
 #define PG_KERNEL_FN_TYPEDEFS_(member, name, ret, ...)                                         \
     typedef ret (*name)(__VA_ARGS__);                                                          \

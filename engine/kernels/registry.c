@@ -16,6 +16,7 @@
 #include "layernorm/layernorm.h"
 #include "rmsnorm/rmsnorm.h"
 #include "rmsnorm_ggml/rmsnorm_ggml.h"
+#include "attn_ggml/attn_ggml.h"
 #include "qdot/qdot.h"
 #include "qgemv/qgemv.h"
 #include "qgemm/qgemm.h"
@@ -43,6 +44,8 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_layernorm,
     &pg_kernels_rmsnorm,
     &pg_kernels_rmsnorm_ggml,
+    &pg_kernels_attn_kq_ggml,
+    &pg_kernels_attn_pv_ggml,
     &pg_kernels_quantize_q8_0,
     &pg_kernels_quantize_q8_1,
     &pg_kernels_qdot_q8_0_q8_0,

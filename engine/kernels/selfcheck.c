@@ -29,6 +29,7 @@
 #include "dwconv/dwconv.h"
 #include "winograd/winograd.h"
 #include "conv_nchwc/conv_nchwc.h"
+#include "attn_ggml/attn_ggml.h"
 #include "variant.h"
 
 #define N_MAX 67                 /* odd: the vector loops' tails run too */
@@ -240,6 +241,32 @@ static int check_conv_nchwc(const pg_variant *v, const pg_variant *r)
     return close_all(want, got, FB * P * B);
 }
 
+/* attn_kq_ggml / attn_pv_ggml: a 64-wide head over 67 keys or values (a
+ * whole step of 64 and a tail), operands of 10 significant bits as the
+ * decoder's f16 values: bit for bit */
+static int check_attn(const pg_kernel_family *f, const pg_variant *v, const pg_variant *r)
+{
+    enum { HD = 64, NK = N_MAX };
+    float q[HD], kv[NK * HD], acc[64 * HD], want[NK], got[NK];
+    fill(q, HD, 14);
+    fill(kv, NK * HD, 15);
+    for (size_t i = 0; i < HD; i++)
+        q[i] = (float)(int)(q[i] * 256.0f) / 256.0f;
+    for (size_t i = 0; i < NK * HD; i++)
+        kv[i] = (float)(int)(kv[i] * 256.0f) / 256.0f;
+    if (f->fn_member == PG_KERNEL_FN_attn_kq) {
+        r->fn.attn_kq(NK, HD, q, kv, HD, want);
+        v->fn.attn_kq(NK, HD, q, kv, HD, got);
+        return !memcmp(want, got, sizeof want);
+    }
+    float p[NK];
+    for (size_t j = 0; j < NK; j++)
+        p[j] = fabsf(kv[j]) / 2.0f;
+    r->fn.attn_pv(NK, HD, p, kv, HD, acc, want);
+    v->fn.attn_pv(NK, HD, p, kv, HD, acc, got);
+    return !memcmp(want, got, HD * sizeof(float));
+}
+
 /* The low-precision families (gemm_u8s8, quantize_u8, quantize_u8_span,
  * minmax_keys, gemm_bf16, cvt_bf16): int8, the converters and the range
  * bit for bit, bf16 products close. */
@@ -383,6 +410,9 @@ static int check_against(const pg_kernel_family *f, const pg_variant *v, const p
     case PG_KERNEL_FN_gemm_bf16:
     case PG_KERNEL_FN_gemm_u8s8:
         return check_lowp(f, v, r);
+    case PG_KERNEL_FN_attn_kq:
+    case PG_KERNEL_FN_attn_pv:
+        return check_attn(f, v, r);
     default:
         return 2;   /* vec_dot: only C variants so far */
     }

@@ -47,6 +47,7 @@ enum llm_kernel_role {
     LLM_K_QGEMM_F32,   /* in the order of the GEMVs above (llm_gemm_role) */
     LLM_K_CVT_F32_F16, LLM_K_CVT_F16_F32,   /* the f16 KV cache's store and load */
     LLM_K_GELU_TANH, LLM_K_TANH,   /* gemma's GELU FFN, gemma2's soft-capping */
+    LLM_K_ATTN_KQ, LLM_K_ATTN_PV,  /* the attention's two products, ggml's order */
     LLM_K_COUNT
 };
 
@@ -240,6 +241,8 @@ typedef struct llm_att_args {
     float *acc;                  /* n_head * 64 * head_dim floats */
     pg_f32_softmax_fn softmax;
     pg_f32_unary_fn tanh;
+    pg_f32_attn_kq_fn kq;        /* the attn_kq_ggml / attn_pv_ggml kernels */
+    pg_f32_attn_pv_fn pv;
     int threads;
 } llm_att_args;
 void llm_attend(const llm_att_args *a);

@@ -137,89 +137,9 @@ void llm_rope_store(pg_llm *m, int layer)
     }
 }
 
-#define MAX_HD 256           /* llm_arch.c refuses wider heads */
-
-/* The two attention products in the order ggml's CPU backend sums them
- * (ggml_vec_dot_f16 built for AVX-512: four accumulators of 16 lanes over
- * steps of 64, folded 0+2, 1+3, then 0+1, then the 16 lanes by halves;
- * a tail past the last full step added one by one in double).  Every
- * operand is an f16 value here, so each product is exact in f32 and only
- * the order of the additions can differ: keeping ggml's order keeps the
- * scores and the head outputs on llama.cpp's numbers.  The lane loops
- * are plain elementwise C the compiler vectorises. */
-static float fold16(const float *s)
-{
-    float t8[8], t4[4];
-    for (int l = 0; l < 8; l++)
-        t8[l] = s[l] + s[l + 8];
-    for (int l = 0; l < 4; l++)
-        t4[l] = t8[l] + t8[l + 4];
-    return (t4[0] + t4[1]) + (t4[2] + t4[3]);
-}
-
-/* q . k over one head of n (16 <= n <= MAX_HD). */
-static float dot_ggml(int n, const float *q, const float *k)
-{
-    int np = n & ~63;
-    double sum = 0.0;
-    if (np) {
-        float acc[64], s[16];
-        for (int l = 0; l < 64; l++)
-            acc[l] = q[l] * k[l];
-        for (int j0 = 64; j0 < np; j0 += 64)
-            for (int l = 0; l < 64; l++)
-                acc[l] += q[j0 + l] * k[j0 + l];
-        for (int l = 0; l < 16; l++)
-            s[l] = (acc[l] + acc[l + 32]) + (acc[l + 16] + acc[l + 48]);
-        sum = fold16(s);
-    }
-    for (int j = np; j < n; j++)
-        sum += (double)(q[j] * k[j]);
-    return (float)sum;
-}
-
-/* out[d] = sum_j p[j] v[j * ldv + d], d < hd: acc holds, per lane, the hd
- * outputs (acc[(16 a + l) * hd + d], accumulator a, lane l); every loop
- * runs over d, so it vectorises, and the folds follow ggml's order. */
-static void pv_ggml(int n, int hd, const float *p, const float *v, size_t ldv, float *acc,
-                    float *out)
-{
-    int np = n & ~63;
-    double sum[MAX_HD];
-    for (int d = 0; d < hd; d++)
-        sum[d] = 0.0;
-    if (np) {
-        for (int r = 0; r < 64; r++)
-            for (int d = 0; d < hd; d++)
-                acc[r * hd + d] = v[(size_t)r * ldv + d] * p[r];
-        for (int j0 = 64; j0 < np; j0 += 64)
-            for (int r = 0; r < 64; r++) {
-                const float *vr = v + (size_t)(j0 + r) * ldv;
-                float pr = p[j0 + r];
-                float *a = acc + r * hd;
-                for (int d = 0; d < hd; d++)
-                    a[d] += vr[d] * pr;
-            }
-        float s[16][MAX_HD];
-        for (int l = 0; l < 16; l++)
-            for (int d = 0; d < hd; d++)
-                s[l][d] = (acc[l * hd + d] + acc[(l + 32) * hd + d]) +
-                          (acc[(l + 16) * hd + d] + acc[(l + 48) * hd + d]);
-        for (int l = 0; l < 8; l++)
-            for (int d = 0; d < hd; d++)
-                s[l][d] += s[l + 8][d];
-        for (int l = 0; l < 4; l++)
-            for (int d = 0; d < hd; d++)
-                s[l][d] += s[l + 4][d];
-        for (int d = 0; d < hd; d++)
-            sum[d] = (s[0][d] + s[1][d]) + (s[2][d] + s[3][d]);
-    }
-    for (int j = np; j < n; j++)
-        for (int d = 0; d < hd; d++)
-            sum[d] += (double)(v[(size_t)j * ldv + d] * p[j]);
-    for (int d = 0; d < hd; d++)
-        out[d] = (float)sum[d];
-}
+/* The two products (q . k_j, sum_j p[j] v_j) run on the attn_kq_ggml /
+ * attn_pv_ggml kernels: ggml's order of the additions, so the scores and
+ * the head outputs are llama.cpp's numbers (kernels/attn_ggml/attn_ggml.h). */
 
 /* One query head over every row of the batch. */
 static void att_task(void *p, size_t h)
@@ -235,21 +155,19 @@ static void att_task(void *p, size_t h)
         int n_kv = a->pos + i + 1;
         int j0 = a->window && n_kv > a->window ? n_kv - a->window : 0;
         const float *q = a->q + (size_t)i * a->ldq + h * hd;
+        a->kq((size_t)(n_kv - j0), (size_t)hd, q, a->kc + (size_t)j0 * kd + kvh * hd, kd, sc + j0);
         if (cap != 0.0f) {
             /* ggml: s / c, tanh, then c * (the softmax's scale) */
             for (int j = j0; j < n_kv; j++)
-                sc[j] = dot_ggml(hd, q, a->kc + (size_t)j * kd + kvh * hd) * inv_cap;
+                sc[j] *= inv_cap;
             a->tanh((size_t)(n_kv - j0), sc + j0, sc + j0);
-        } else {
-            for (int j = j0; j < n_kv; j++)
-                sc[j] = dot_ggml(hd, q, a->kc + (size_t)j * kd + kvh * hd);
         }
         for (int j = 0; j < j0; j++)
             sc[j] = -INFINITY;   /* outside the window: exp gives 0, as ggml's mask */
         a->softmax((size_t)n_kv, sc, scale, NULL, sc);
         round_f16(sc, sc, (size_t)n_kv);
-        pv_ggml(n_kv, hd, sc, a->vc + kvh * hd, kd, a->acc + h * 64 * (size_t)hd,
-                a->out + (size_t)i * a->ldo + h * hd);
+        a->pv((size_t)n_kv, (size_t)hd, sc, a->vc + kvh * hd, kd, a->acc + h * 64 * (size_t)hd,
+              a->out + (size_t)i * a->ldo + h * hd);
     }
 }
 
@@ -273,6 +191,7 @@ void llm_attention(pg_llm *m, int layer)
                        m->run_pos, m->q, (size_t)hp->q_dim, m->k_cache + at, m->v_cache + at, kd,
                        m->att, (size_t)hp->q_dim, m->scores, m->att_acc,
                        m->kern[LLM_K_SOFTMAX]->fn.softmax, m->kern[LLM_K_TANH]->fn.unary,
+                       m->kern[LLM_K_ATTN_KQ]->fn.attn_kq, m->kern[LLM_K_ATTN_PV]->fn.attn_pv,
                        m->threads };
     llm_attend(&a);
 }

@@ -6,6 +6,7 @@
 
 #include "../core/cpu.h"
 #include "../core/error.h"
+#include "../kernels/attn_ggml/attn_ggml.h"
 #include "../kernels/cvt_f16/cvt_f16.h"
 #include "../kernels/kquant/kquant.h"
 #include "../kernels/qdot/qdot.h"
@@ -52,6 +53,8 @@ static const pg_kernel_family *family_of(int role)
     case LLM_K_CVT_F16_F32: return &pg_kernels_cvt_f16_f32;
     case LLM_K_GELU_TANH: return &pg_kernels_gelu_tanh;
     case LLM_K_TANH: return &pg_kernels_tanh;
+    case LLM_K_ATTN_KQ: return &pg_kernels_attn_kq_ggml;
+    case LLM_K_ATTN_PV: return &pg_kernels_attn_pv_ggml;
     default: return NULL;
     }
 }
