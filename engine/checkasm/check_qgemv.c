@@ -306,6 +306,27 @@ void checkasm_check_qgemv(void)
 
 /* ---- qgemm --------------------------------------------------------------- */
 
+/* q8_0's 4x6 GEMM promises the AVX-512 GEMV's arithmetic (a batch gives
+ * the bits of the same rows one at a time): each row of C against the
+ * GEMV on that row of X, exactly.  1 for every other variant. */
+static int same_bits_as_gemv(const pg_variant *v, int wtype, size_t M, size_t N, size_t K, const uint8_t *W,
+                             size_t ldw, const uint8_t *X, size_t ldx, const float *C, size_t ldc)
+{
+#if defined(__x86_64__)
+    if (wtype != PG_GGML_Q8_0 || strcmp(v->name, "q8_0_q8_0_gemm_4x6_avx512vnni"))
+        return 1;
+    float y[64];
+    for (size_t m = 0; m < M; m++) {
+        pg_q8_0_q8_0_gemv_4row_avx512vnni(N, K, W, ldw, X + m * ldx, y);
+        if (memcmp(y, C + m * ldc, N * sizeof(float)))
+            return 0;
+    }
+#else
+    (void)v; (void)wtype; (void)M; (void)N; (void)K; (void)W; (void)ldw; (void)X; (void)ldx; (void)C; (void)ldc;
+#endif
+    return 1;
+}
+
 void checkasm_check_qgemm(void)
 {
     declare_func(qgemm);
@@ -353,6 +374,12 @@ void checkasm_check_qgemm(void)
                                 checkasm_fail("  %s at M=%zu N=%zu K=%zu ldw=%zu ldx=%zu ldc=%zu, %s scales",
                                               wnames[t], M, N, K, ldw, ldx, ldc,
                                               mode == 0 ? "normal" : mode == 1 ? "extreme" : "exact");
+                                goto next_variant;
+                            }
+                            if (!same_bits_as_gemv(&op->variants[v], wtype, M, N, K, W, ldw, X, ldx, C_new,
+                                                   ldc)) {
+                                checkasm_fail("  %s at M=%zu N=%zu K=%zu: not the GEMV's bits", wnames[t], M,
+                                              N, K);
                                 goto next_variant;
                             }
                         }

@@ -35,6 +35,7 @@ PG_QGEMM_DECLARE_ALL(4x1_avx2)
 PG_QGEMM_DECLARE_ALL(4x1_avxvnni)
 PG_QGEMM_DECLARE_ALL(4x1_neon)
 PG_QGEMM_DECLARE_ALL(4x1_dotprod)
+PG_QGEMM_DECLARE(8_0_q8_0, 4x6_avx512vnni)
 
 extern const pg_kernel_family pg_kernels_qgemm_q4_0;
 extern const pg_kernel_family pg_kernels_qgemm_q4_1;

@@ -32,14 +32,22 @@
  * agreement on q8_0 files (1e-3 of the logit range) needs the q8_0 GEMM to
  * give the GEMV's bits: a K/V value rounded to f16 on the other side of a
  * tie moves later rows' logits by ~1% in those random-weight models.  So
- * for q8_0 it comes after the 4x1 kernels (which share the GEMV's
- * arithmetic) until a GEMV of the panel's arithmetic exists; checkasm
- * checks it and pg_qgemm runs it by index. */
+ * for q8_0 it comes after the kernels that share the GEMV's arithmetic -
+ * the 4x6 (the AVX-512 GEMV's, checkasm checks the bits) and the 4x1 (the
+ * AVX2 / AVX-VNNI GEMVs'); checkasm checks it and pg_qgemm runs it by
+ * index. */
 #define PANEL_16X8(t)                                                                      \
     { "q" #t "_gemm_16x8_avx512vnni", "avx512vnni", X86_AVX512VNNI,                        \
       .fn = { .qgemm = pg_q##t##_gemm_16x8_avx512vnni }, NULL },
+/* q8_0's GEMM in the AVX-512 GEMV's arithmetic (q8_gemm_4x6_avx512vnni.S):
+ * the same bits as the GEMV a token at a time, four W rows against six X
+ * rows - 2.5x the 4x1 kernel at M = 128 (bench_llm's q8_0 prefill) */
+#define Q8_4X6                                                                             \
+    { "q8_0_q8_0_gemm_4x6_avx512vnni", "avx512vnni", X86_AVX512VNNI,                       \
+      .fn = { .qgemm = pg_q8_0_q8_0_gemm_4x6_avx512vnni }, NULL },
 #else
 #define PANEL_16X8(t)
+#define Q8_4X6
 #endif
 
 static const pg_variant q4_0[] = {
@@ -52,6 +60,7 @@ static const pg_variant q4_1[] = {
     { "q4_1_q8_1_gemm_c", "c", 0, .fn = { .qgemm = pg_q4_1_q8_1_gemm_c }, NULL },
 };
 static const pg_variant q8_0[] = {
+    Q8_4X6
     ASM_ROWS(8_0_q8_0)
     PANEL_16X8(8_0_q8_0)
     { "q8_0_q8_0_gemm_c", "c", 0, .fn = { .qgemm = pg_q8_0_q8_0_gemm_c }, NULL },
