@@ -29,6 +29,7 @@ _DTYPES = {
     np.dtype(np.int32): 6,
     np.dtype(np.int64): 7,
     np.dtype(np.bool_): 9,
+    np.dtype(np.float16): 10,   # storage only (the GGUF decoder's f16 KV cache)
     np.dtype(np.float64): 11,
 }
 _NP = {v: k for k, v in _DTYPES.items()}
@@ -39,7 +40,7 @@ def dtype_code(dtype: Any) -> int:
     if isinstance(dtype, int):
         return dtype
     dt = np.dtype(dtype)
-    if dt not in _DTYPES:
+    if dt not in _DTYPES or dt == np.float16:   # float16: the engine reads it (KV caches), graphs do not take it
         raise TypeError(f"dtype {dt} is not supported (float32, int64, int32, bool, int8, uint8, float64)")
     return _DTYPES[dt]
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import peregrine_nb
-from peregrine_nb import InvalidArgumentError, UnsupportedError
+from peregrine_nb import InvalidArgumentError
 from peregrine_nb._lib import lib
 
 HERE = Path(__file__).resolve().parent
@@ -139,10 +139,33 @@ def test_graph_viewers(model_dir):
     FusionStepper(m)
 
 
+@pytest.mark.parametrize("arch", ["llama", "gemma2"])
+def test_graph_f16_kv_cache(model_dir, arch):
+    """kv_cache="f16" in the graph: the cache is float16 persistent buffers
+    (half the bytes), written through cvt_f32_f16 and widened for attention
+    by KVCacheRead; the logits equal the step list's f16 cache (and its f32
+    one: the cache holds f16 values either way) bit for bit, prefill and
+    decode."""
+    path = model_file(model_dir, arch, "q4_k")
+    ref, g = load(path, False, kv_cache="f16"), load(path, True, kv_cache="f16")
+    L, kv_dim = mk.ARCHS[arch]["L"], mk.ARCHS[arch]["KV"] * mk.ARCHS[arch]["HD"]
+    m = g.model()
+    assert m.op_types.count("KVCacheRead") == 2 * L
+    plan = m.memory_plan
+    pers = plan[plan.kind == "persistent"]
+    assert len(pers) == 2 * L and (pers.bytes == 64 * kv_dim * 2).all()
+    ids = ids_for(ref)
+    a, b = ref.eval(ids, logits_all=True), g.eval(ids, logits_all=True)
+    assert np.array_equal(a, b)
+    assert np.array_equal(b, load(path, True).eval(ids, logits_all=True))
+    for _ in range(3):
+        tok = int(a[-1].argmax())
+        a, b = ref.eval([tok])[None], g.eval([tok])[None]
+        assert np.array_equal(a, b)
+
+
 def test_graph_refusals(model_dir):
     path = model_file(model_dir, "llama", "q8_0")
-    with pytest.raises(UnsupportedError, match="f32 KV cache"):
-        load(path, True, kv_cache="f16")
     with pytest.raises(InvalidArgumentError, match="graph option"):
         load(path, False).model()
     g = load(path, True)

@@ -172,6 +172,12 @@ pg_status pg_exec_gguf_matmul(pg_kctx *k);
 pg_status pg_exec_llm_rotary(pg_kctx *k);
 pg_status pg_exec_kv_cache(pg_kctx *k);
 pg_status pg_exec_kv_write(pg_kctx *k);
+pg_status pg_exec_kv_read(pg_kctx *k);
+/* an f16 cache: KVCacheWrite kern[0] cvt_f32_f16, KVCacheRead kern[0] cvt_f16_f32 */
+pg_status pg_bind_kv_write(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                           pg_binding *b);
+pg_status pg_bind_kv_read(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                          pg_binding *b);
 pg_status pg_exec_cached_attention(pg_kctx *k);
 pg_status pg_bind_gguf_quantize(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                                 pg_binding *b);

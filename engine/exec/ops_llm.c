@@ -26,6 +26,7 @@
 #include "../kernels/softmax/softmax.h"
 #include "../kernels/tanh/tanh.h"
 #include "../kernels/attn_ggml/attn_ggml.h"
+#include "../kernels/cvt_f16/cvt_f16.h"
 #include "../llm/llm.h"
 #include "ops.h"
 
@@ -174,19 +175,54 @@ pg_status pg_exec_kv_cache(pg_kctx *k)
     return PG_OK;
 }
 
+pg_status pg_bind_kv_write(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                           pg_binding *b)
+{
+    (void)out;
+    if (in[0]->dtype != PG_DTYPE_FLOAT16)
+        return PG_OK;
+    if (!(b->kern[0] = pg_kernel_select(&pg_kernels_cvt_f32_f16)))
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no cvt_f32_f16 kernel runs here", n->name);
+    return PG_OK;
+}
+
+pg_status pg_bind_kv_read(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                          pg_binding *b)
+{
+    (void)in; (void)out;
+    if (!(b->kern[0] = pg_kernel_select(&pg_kernels_cvt_f16_f32)))
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no cvt_f16_f32 kernel runs here", n->name);
+    return PG_OK;
+}
+
 /* Rows pos..pos+n-1 of the cache <- x rounded to f16 (the numbers
- * llama.cpp's f16 cache holds). */
+ * llama.cpp's f16 cache holds): as f32 values, or as f16 (the f16 cache,
+ * the same values in half the bytes). */
 pg_status pg_exec_kv_write(pg_kctx *k)
 {
     int n = 0, pos = 0;
     pg_status st = read_ctl(k, 2, k->in[0]->shape[0], &n, &pos, NULL);
     if (st)
         return st;
-    size_t W = (size_t)k->in[0]->shape[1];
-    float *cache = k->y[0];
+    size_t W = (size_t)k->in[0]->shape[1], es = pg_dtype_size(k->in[0]->dtype);
     if (k->y[0] != k->x[0])
-        memcpy(k->y[0], k->x[0], (size_t)k->in[0]->shape[0] * W * 4);
-    llm_round_f16(cache + (size_t)pos * W, k->x[1], (size_t)n * W);
+        memcpy(k->y[0], k->x[0], (size_t)k->in[0]->shape[0] * W * es);
+    if (k->in[0]->dtype == PG_DTYPE_FLOAT16) {
+        k->bind->kern[0]->fn.quantize((size_t)n * W, k->x[1], (uint16_t *)k->y[0] + (size_t)pos * W);
+        return PG_OK;
+    }
+    llm_round_f16((float *)k->y[0] + (size_t)pos * W, k->x[1], (size_t)n * W);
+    return PG_OK;
+}
+
+/* Rows 0..pos+n-1 of an f16 cache widened to f32 (the rows attention reads). */
+pg_status pg_exec_kv_read(pg_kctx *k)
+{
+    int n = 0, pos = 0;
+    pg_status st = read_ctl(k, 1, k->in[0]->shape[0], &n, &pos, NULL);
+    if (st)
+        return st;
+    k->bind->kern[0]->fn.widen((size_t)(pos + n) * (size_t)k->in[0]->shape[1], k->x[0], k->y[0]);
     return PG_OK;
 }
 

@@ -74,7 +74,7 @@ static const int64_t BIG_INTS[16] = {
 };
 #define FLOATS_INIT { 0.0f, 1.0f, -1.0f, 0.5f, 2.0f, -2.0f, 3.0f, 0.25f, 1e-5f, 10.0f, -0.5f, \
                       100.0f, NAN, INFINITY, -INFINITY, 1e30f }
-#define N_ATTRS 72
+#define N_ATTRS 73
 static const char *const ATTRS[N_ATTRS] = {
     "axis", "axes", "perm", "transA", "transB", "alpha", "beta", "epsilon", "keepdims", "to",
     "approximate", "activation", "splits", "split", "scale", "causal", "k_transposed",
@@ -86,6 +86,7 @@ static const char *const ATTRS[N_ATTRS] = {
     "wtype", "n_embd", "act_type", "K", "N", "tail", "heads", "head_dim", "n_rot", "neox",
     "positions", "width", "layer", "n_head", "n_head_kv", "window", "softcap", "kq_scale", "q_scale",
     "nchwc", "channels", "kernel_shape", "strides", "pads", "dilations", "group", "auto_pad", "blocksize",
+    "f16",
 };
 #define N_STRINGS 28
 static const char *const STRINGS[N_STRINGS] = {

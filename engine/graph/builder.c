@@ -64,7 +64,7 @@ pg_status pg_graph_add_input(pg_graph *g, const char *name, pg_dtype dtype, int 
     pg_clear_error();
     if (!g || !name)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_graph_add_input: NULL argument");
-    if (!pg_dtype_size(dtype))
+    if (!pg_dtype_public(dtype))
         return pg_fail(PG_ERR_DTYPE, "input '%s': unsupported dtype %d", name, (int)dtype);
     if (bad_dims(rank, dims))
         return pg_fail(PG_ERR_SHAPE, "input '%s': rank %d with dims that are not all concrete "

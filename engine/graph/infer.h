@@ -54,6 +54,7 @@ pg_status pg_infer_gguf_matmul(pg_infer_ctx *c);
 pg_status pg_infer_llm_rotary(pg_infer_ctx *c);
 pg_status pg_infer_kv_cache(pg_infer_ctx *c);
 pg_status pg_infer_kv_write(pg_infer_ctx *c);
+pg_status pg_infer_kv_read(pg_infer_ctx *c);
 pg_status pg_infer_cached_attention(pg_infer_ctx *c);
 pg_status pg_infer_transpose(pg_infer_ctx *c);
 pg_status pg_infer_reshape(pg_infer_ctx *c);

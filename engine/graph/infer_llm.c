@@ -18,10 +18,13 @@
  *       logits)
  *   LLMRotary(x float32 [T, heads * head_dim], cos, sin float32 [P, n_rot/2], ctl)
  *       -> x's shape; attrs heads, head_dim, n_rot, neox
- *   KVCache() -> float32 [positions, width]: a persistent buffer (planner),
- *       attrs positions, width, layer, which ("k" / "v")
+ *   KVCache() -> float32 (float16 with attr f16 = 1) [positions, width]: a
+ *       persistent buffer (planner), attrs positions, width, layer, which
+ *       ("k" / "v"), f16
  *   KVCacheWrite(cache [P, W], x float32 [T, W], ctl) -> [P, W], a view of
- *       the cache with rows pos..pos+n-1 written
+ *       the cache (either dtype) with rows pos..pos+n-1 written
+ *   KVCacheRead(cache float16 [P, W], ctl) -> float32 [P, W], rows
+ *       0..pos+n-1 widened (what attention reads of an f16 cache)
  *   CachedAttention(q float32 [T, n_head * head_dim], k_cache, v_cache [P, n_head_kv *
  *       head_dim], ctl) -> q's shape; attrs n_head, n_head_kv, head_dim, window,
  *       softcap, kq_scale, q_scale */
@@ -152,19 +155,29 @@ pg_status pg_infer_kv_cache(pg_infer_ctx *c)
         return FAIL(PG_ERR_SHAPE, "positions %lld and width %lld must be positive", (long long)P,
                     (long long)W);
     int64_t shape[2] = { P, W };
-    pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 2, shape);
+    pg_infer_set_out(c, 0, pg_ir_attr_int(c->n, "f16", 0) ? PG_DTYPE_FLOAT16 : PG_DTYPE_FLOAT32, 2, shape);
     return PG_OK;
 }
 
 pg_status pg_infer_kv_write(pg_infer_ctx *c)
 {
     pg_status st;
-    if ((st = need_rows(c, 0, PG_DTYPE_FLOAT32, -1)) ||
-        (st = need_rows(c, 1, PG_DTYPE_FLOAT32, c->in[0]->shape[1])) || (st = need_ctl(c, 2)))
+    pg_dtype dt = c->in[0]->dtype == PG_DTYPE_FLOAT16 ? PG_DTYPE_FLOAT16 : PG_DTYPE_FLOAT32;
+    if ((st = need_rows(c, 0, dt, -1)) || (st = need_rows(c, 1, PG_DTYPE_FLOAT32, c->in[0]->shape[1])) ||
+        (st = need_ctl(c, 2)))
         return st;
     if (c->in[1]->shape[0] > c->in[0]->shape[0])
         return FAIL(PG_ERR_SHAPE, "%lld rows do not fit a cache of %lld positions",
                     (long long)c->in[1]->shape[0], (long long)c->in[0]->shape[0]);
+    pg_infer_set_out(c, 0, dt, 2, c->in[0]->shape);
+    return PG_OK;
+}
+
+pg_status pg_infer_kv_read(pg_infer_ctx *c)
+{
+    pg_status st;
+    if ((st = need_rows(c, 0, PG_DTYPE_FLOAT16, -1)) || (st = need_ctl(c, 1)))
+        return st;
     pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, 2, c->in[0]->shape);
     return PG_OK;
 }

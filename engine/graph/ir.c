@@ -15,8 +15,14 @@ size_t pg_dtype_size(pg_dtype dt)
     case PG_DTYPE_FLOAT32: case PG_DTYPE_INT32: return 4;
     case PG_DTYPE_INT64: case PG_DTYPE_FLOAT64: return 8;
     case PG_DTYPE_UINT8: case PG_DTYPE_INT8: case PG_DTYPE_BOOL: return 1;
+    case PG_DTYPE_FLOAT16: return 2;
     default: return 0;
     }
+}
+
+int pg_dtype_public(pg_dtype dt)
+{
+    return pg_dtype_size(dt) && dt != PG_DTYPE_FLOAT16;
 }
 
 const char *pg_dtype_name(pg_dtype dt)
@@ -26,6 +32,7 @@ const char *pg_dtype_name(pg_dtype dt)
     case PG_DTYPE_INT32: return "int32";
     case PG_DTYPE_INT64: return "int64";
     case PG_DTYPE_FLOAT64: return "float64";
+    case PG_DTYPE_FLOAT16: return "float16";
     case PG_DTYPE_UINT8: return "uint8";
     case PG_DTYPE_INT8: return "int8";
     case PG_DTYPE_BOOL: return "bool";
@@ -336,7 +343,7 @@ int pg_ir_add_const(pg_graph *g, const char *name, pg_dtype dt, int rank,
                     const int64_t *shape, const void *data)
 {
     size_t es = pg_dtype_size(dt);
-    if (!es)
+    if (!pg_dtype_public(dt))
         return pg_fail(PG_ERR_DTYPE, "constant '%s': unsupported dtype %d", name ? name : "?", (int)dt), -1;
     for (int i = 0; i < rank; i++)
         if (shape[i] < 0)

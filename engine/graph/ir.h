@@ -236,6 +236,10 @@ struct pg_graph {
 /* ---- dtypes and ops ------------------------------------------------------ */
 
 size_t      pg_dtype_size(pg_dtype dt);          /* 0 if unknown */
+/* 1 for a dtype a graph's inputs, constants and Casts may have: every known
+ * one but float16, which only the GGUF decoder's f16 KV cache (KVCache,
+ * KVCacheWrite, KVCacheRead) stores - no other op computes on it */
+int         pg_dtype_public(pg_dtype dt);
 const char *pg_dtype_name(pg_dtype dt);          /* "float32" */
 pg_opcode   pg_ir_op_from_name(const char *op_type);
 const char *pg_ir_op_name(pg_opcode op);         /* canonical ONNX name */

@@ -190,7 +190,7 @@ pg_status pg_infer_unary(pg_infer_ctx *c)
     pg_dtype dt = x->dtype;
     if (op == PG_OP_CAST) {
         dt = (pg_dtype)pg_ir_attr_int(c->n, "to", 0);
-        if (!pg_dtype_size(dt))
+        if (!pg_dtype_public(dt))
             return FAIL(PG_ERR_DTYPE, "attribute 'to' = %d is not a supported dtype", (int)dt);
     } else if (op == PG_OP_NOT) {
         if (dt != PG_DTYPE_BOOL)

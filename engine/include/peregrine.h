@@ -176,6 +176,7 @@ typedef enum pg_dtype {
     PG_DTYPE_INT32 = 6,
     PG_DTYPE_INT64 = 7,
     PG_DTYPE_BOOL = 9,
+    PG_DTYPE_FLOAT16 = 10,   /* storage only: the GGUF decoder's f16 KV cache */
     PG_DTYPE_FLOAT64 = 11
 } pg_dtype;
 
@@ -859,8 +860,8 @@ typedef struct pg_llm_options {
     int kv_f16;               /* 1: the KV cache holds f16 (half the memory; the values are
                                  the same: they are rounded to f16 either way), 0: f32 */
     int graph;                /* 1: run the decoder as a compiled Peregrine graph (passes,
-                                 planner, the KV cache a persistent buffer; pg_llm_model),
-                                 0: its step list (f32 KV cache only with 1) */
+                                 planner, the KV cache a persistent buffer - float16 with
+                                 kv_f16; pg_llm_model), 0: its step list */
 } pg_llm_options;
 
 typedef struct pg_llm_info {

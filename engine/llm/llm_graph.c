@@ -12,6 +12,7 @@
  *             [Reshape, RMSNorm per head, Reshape]
  *   q, k = LLMRotary(q / k, cos, sin, ctl)
  *   kc, vc = KVCacheWrite(KVCache(), k / v, ctl)            the persistent cache
+ *            [KVCacheRead(kc / vc, ctl)]     an f16 cache (kv_f16): widened
  *   a = CachedAttention(q, kc, vc, ctl)
  *   o = GGUFMatMul(GGUFQuantize(a), Wo)   [RMSNorm post]   x = Add(x, o)
  *   xn = RMSNorm(x, ffn_norm)
@@ -229,9 +230,16 @@ static int cache(gb *b, const char *name, int layer, int x, int which)
     set_int(b, n, "width", b->m->hp.kv_dim);
     set_int(b, n, "layer", layer);
     set_int(b, n, "which", which);
+    set_int(b, n, "f16", b->m->kv_f16);
     int in[3] = { c, x, b->ctl };
     snprintf(cn, sizeof cn, "%s_cache_written", name);
-    return op(b, "KVCacheWrite", cn, in, 3, &n);
+    int w = op(b, "KVCacheWrite", cn, in, 3, &n);
+    if (!b->m->kv_f16)
+        return w;
+    /* an f16 cache: the rows attention reads, widened to f32 per run */
+    int rin[2] = { w, b->ctl };
+    snprintf(cn, sizeof cn, "%s_cache_read", name);
+    return op(b, "KVCacheRead", cn, rin, 2, &n);
 }
 
 static void layer(gb *b, int l, int *x)

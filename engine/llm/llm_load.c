@@ -83,8 +83,8 @@ static pg_status plan_arena(pg_llm *m)
         /* the graph form's cache is its plans' persistent block (llm_graph.c) */
         { (void **)&m->k_cache, (size_t)(m->graph ? 0 : m->kv_f16 ? 1 : hp->n_layer) * C * KV * 4 },
         { (void **)&m->v_cache, (size_t)(m->graph ? 0 : m->kv_f16 ? 1 : hp->n_layer) * C * KV * 4 },
-        { (void **)&m->k_cache16, m->kv_f16 ? (size_t)hp->n_layer * C * KV * 2 : 0 },
-        { (void **)&m->v_cache16, m->kv_f16 ? (size_t)hp->n_layer * C * KV * 2 : 0 },
+        { (void **)&m->k_cache16, m->kv_f16 && !m->graph ? (size_t)hp->n_layer * C * KV * 2 : 0 },
+        { (void **)&m->v_cache16, m->kv_f16 && !m->graph ? (size_t)hp->n_layer * C * KV * 2 : 0 },
         { (void **)&m->rope_cos, C * (size_t)hp->n_rot / 2 * 4 },
         { (void **)&m->rope_sin, C * (size_t)hp->n_rot / 2 * 4 },
         { (void **)&m->scores, (size_t)hp->n_head * C * 4 },
@@ -121,9 +121,6 @@ pg_status pg_llm_load(const char *path, const pg_llm_options *options, pg_llm **
         o = *options;
     if (o.threads < 0 || o.n_ctx < 0 || o.max_batch < 0)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_load: negative threads, n_ctx or max_batch");
-    if (o.graph && o.kv_f16)
-        return pg_fail(PG_ERR_UNSUPPORTED, "pg_llm_load: the graph form keeps an f32 KV cache "
-                       "(kv_f16 runs on the step list)");
     pg_llm *m = pg_calloc(1, sizeof(pg_llm));
     if (!m)
         return pg_fail(PG_ERR_NOMEM, "pg_llm_load: out of memory");

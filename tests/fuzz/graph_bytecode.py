@@ -45,7 +45,8 @@ ATTRS = ["axis", "axes", "perm", "transA", "transB", "alpha", "beta", "epsilon",
          # the GGUF decoder's ops, then the NCHWc reorders and Conv
          "wtype", "n_embd", "act_type", "K", "N", "tail", "heads", "head_dim", "n_rot", "neox",
          "positions", "width", "layer", "n_head", "n_head_kv", "window", "softcap", "kq_scale", "q_scale",
-         "nchwc", "channels", "kernel_shape", "strides", "pads", "dilations", "group", "auto_pad", "blocksize"]
+         "nchwc", "channels", "kernel_shape", "strides", "pads", "dilations", "group", "auto_pad", "blocksize",
+         "f16"]
 STRINGS = ["none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "silu", "bshd",
            "bhsd", "erf", "", "bogus", "1", "axis", "NONE", "gelu_erf",
            "constant", "reflect", "edge", "wrap", "add", "mul", "ij,jk->ik", "ii->i",

@@ -424,6 +424,11 @@ def llm_graph_seeds() -> dict:
         "KVCacheWrite": Asm().node("KVCache", [], ["t0"], name="n1").attr(None, "positions", 4)
         .attr(None, "width", 2).input("t1", f32, (2, 2)).init("t2", i32, ctl)
         .node("KVCacheWrite", ["t0", "t1", "t2"], ["t3"], name="n2").output("t3"),
+        # an f16 cache: written, then read back widened
+        "KVCacheRead": Asm().node("KVCache", [], ["t0"], name="n1").attr(None, "positions", 4)
+        .attr(None, "width", 2).attr(None, "f16", 1).input("t1", f32, (2, 2)).init("t2", i32, ctl)
+        .node("KVCacheWrite", ["t0", "t1", "t2"], ["t3"], name="n2")
+        .node("KVCacheRead", ["t3", "t2"], ["t4"], name="n3").output("t4"),
         "CachedAttention": Asm().node("KVCache", [], ["t0"], name="n1").attr(None, "positions", 2)
         .attr(None, "width", 16).node("KVCache", [], ["t1"], name="n2").attr(None, "positions", 4)
         .attr(None, "width", 16).node("KVCache", [], ["t2"], name="n3").attr(None, "positions", 4)
