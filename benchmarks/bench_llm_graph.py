@@ -1,5 +1,5 @@
 """The decoder's two forms on the same files, interleaved run by run: the
-step list (the default) against the compiled graph (LLM(graph=True), issue
+step list (LLM(graph=False)) against the compiled graph (the default, issue
 #14 part A: the same kernels through the graph IR, the passes, the planner
 and the executor), and llama.cpp (llama-cpp-python) where installed, so the
 graph's overhead (per-step dispatch, the rows of a batch it plans for but

@@ -59,15 +59,16 @@ class LLM:
     ``threads``: 0/None = the engine default; ``n_ctx``: KV-cache positions
     (default min(2048, trained)); ``max_batch``: tokens per forward pass;
     ``kv_cache``: "f32" (default) or "f16" (half the memory, the same values:
-    they are rounded to f16 either way).  ``graph=True`` runs the decoder as a
-    compiled Peregrine graph (the same kernels, through the passes and the
-    planner, the KV cache a persistent buffer of the plan): :meth:`model`
-    gives it, for ``%peregrine passes`` and the memory viewer.
+    they are rounded to f16 either way).  The decoder runs as a compiled
+    Peregrine graph (the same kernels, through the passes and the planner,
+    the KV cache a persistent buffer of the plan): :meth:`model` gives it,
+    for ``%peregrine passes`` and the memory viewer.  ``graph=False`` runs
+    the older fixed step list instead (the same logits, bit for bit).
     """
 
     def __init__(self, path: str | os.PathLike, threads: int | None = None,
                  n_ctx: int | None = None, max_batch: int | None = None,
-                 kv_cache: str = "f32", graph: bool = False):
+                 kv_cache: str = "f32", graph: bool = True):
         self.path = os.fspath(path)
         opts = ffi.new("pg_llm_options *")
         opts.threads = int(threads or 0)

@@ -198,7 +198,7 @@ def test_graph_vs_llama_cpp(model_dir, arch):
 
 
 def test_cli_graph_option(model_dir):
-    """`peregrine run --graph` prints the step list's text, byte for byte."""
+    """`peregrine run` (the graph) prints `--step-list`'s text, byte for byte."""
     import subprocess
 
     from peregrine_nb._lib import bin_path
@@ -210,6 +210,6 @@ def test_cli_graph_option(model_dir):
     args = [str(exe), "run", "-m", str(path), "-p", "Hello, world", "-n", "8", "-t", "1",
             "--ignore-eos"]
     a = subprocess.run(args, capture_output=True, timeout=120)
-    b = subprocess.run(args + ["--graph"], capture_output=True, timeout=120)
+    b = subprocess.run(args + ["--step-list"], capture_output=True, timeout=120)
     assert a.returncode == 0 and b.returncode == 0, (a.stderr, b.stderr)
     assert a.stdout and a.stdout == b.stdout

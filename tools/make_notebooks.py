@@ -1001,25 +1001,25 @@ print(w.stats["kernel"], f"decode {w.stats['decode_tps']:.1f} tok/s")
         md("""
 ## The decoder as a graph
 
-`graph=True` builds the same decoder as a Peregrine graph instead: the weights
-stay in the mapped file (constants that borrow its bytes), and the forward pass
+The decoder runs as a Peregrine graph (`graph=False` gives the older fixed step
+list, the same logits bit for bit): the weights stay in the mapped file (constants that borrow its bytes), and the forward pass
 becomes nodes - `GGUFEmbed`, `GGUFQuantize` and `GGUFMatMul` (the weight type's
 qgemv / qgemm variants), `RMSNorm` (in llama.cpp's rounding), `LLMRotary`,
 `KVCacheWrite` into a `KVCache`, `CachedAttention`, `SiLU`, `Mul`, `Add` -
 compiled by the same passes and planned by the same planner as any graph, at two
 shapes: one token (decode) and `max_batch` tokens (prefill), the row count and
 position being an input. The KV cache is the plan's **persistent** buffer class:
-outside the arena, kept across runs, one block both shapes share. Its logits are
-the step list's bit for bit.
+outside the arena, kept across runs, one block both shapes share
+(`kv_cache="f16"` makes it float16, half the bytes).
 """),
         code("""
 import numpy as np
 %load_ext peregrine_nb
 
-g = pg.models.load_llm(pg.gguf.smollm2_path(), threads=1, n_ctx=256, max_batch=32, graph=True)
-ids = llm.tokenize("Peregrine falcons dive at")
-llm.reset()
-print("the graph's logits equal the step list's:", np.array_equal(llm.eval(ids), g.eval(ids)))
+g = pg.models.load_llm(pg.gguf.smollm2_path(), threads=1, n_ctx=256, max_batch=32)
+steps = pg.models.load_llm(pg.gguf.smollm2_path(), threads=1, n_ctx=256, graph=False)
+ids = g.tokenize("Peregrine falcons dive at")
+print("the graph's logits equal the step list's:", np.array_equal(steps.eval(ids), g.eval(ids)))
 decode = g.model()            # the 1-token shape, as compiled
 print(decode.memory_stats)
 """),
