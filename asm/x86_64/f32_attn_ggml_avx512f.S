@@ -12,6 +12,8 @@
  * folded (0+2) + (1+3), then 8+8, 4+4, (0+1)+(2+3) as the reference does;
  * the elements past the last step of 64 (80- and 96-wide heads) one by
  * one in double.  q is read from memory per key (L1: at most 1 KB).
+ * f32_attn_ggml_avx2_fma3.S is the same with each 16-lane accumulator as
+ * two ymm.
  *
  * void pg_f32_attn_pv_ggml_avx512f(size_t n, size_t hd, const float *p,
  *                                  rdi       rsi        rdx

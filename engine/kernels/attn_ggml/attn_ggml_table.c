@@ -1,11 +1,13 @@
 /* attn_ggml_table.c - the variant tables of attn_kq_ggml and attn_pv_ggml. */
 #include "attn_ggml.h"
 
-#define X86_AVX512 (PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_AVX512F)
+#define X86_AVX2 (PG_CPU_AVX2 | PG_CPU_FMA)
+#define X86_AVX512 (X86_AVX2 | PG_CPU_AVX512F)
 
 static const pg_variant kq[] = {
 #if defined(__x86_64__)
     { "f32_attn_kq_ggml_avx512f", "avx512", X86_AVX512, .fn = { .attn_kq = pg_f32_attn_kq_ggml_avx512f }, NULL },
+    { "f32_attn_kq_ggml_avx2_fma3", "avx2", X86_AVX2, .fn = { .attn_kq = pg_f32_attn_kq_ggml_avx2_fma3 }, NULL },
 #endif
     { "f32_attn_kq_ggml_c", "c", 0, .fn = { .attn_kq = pg_f32_attn_kq_ggml_c }, NULL },
 };
@@ -13,6 +15,7 @@ static const pg_variant kq[] = {
 static const pg_variant pv[] = {
 #if defined(__x86_64__)
     { "f32_attn_pv_ggml_avx512f", "avx512", X86_AVX512, .fn = { .attn_pv = pg_f32_attn_pv_ggml_avx512f }, NULL },
+    { "f32_attn_pv_ggml_avx2_fma3", "avx2", X86_AVX2, .fn = { .attn_pv = pg_f32_attn_pv_ggml_avx2_fma3 }, NULL },
 #endif
     { "f32_attn_pv_ggml_c", "c", 0, .fn = { .attn_pv = pg_f32_attn_pv_ggml_c }, NULL },
 };
