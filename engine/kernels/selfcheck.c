@@ -395,7 +395,7 @@ static int check_against(const pg_kernel_family *f, const pg_variant *v, const p
     case PG_KERNEL_FN_widen: {   /* f16 -> f32: exact */
         uint16_t h[N_MAX];
         for (size_t i = 0; i < n; i++)
-            h[i] = (uint16_t)(((unsigned)(x[i] * 16384.0f) * 2654435761u) >> 17) & 0x7bff;
+            h[i] = (uint16_t)(((unsigned)(int32_t)(x[i] * 16384.0f) * 2654435761u) >> 17) & 0x7bff;
         r->fn.widen(n, h, want);
         v->fn.widen(n, h, got);
         return !memcmp(want, got, n * sizeof(float));
