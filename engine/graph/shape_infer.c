@@ -310,6 +310,8 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
         int64_t shape[2] = { M, N };
         if (has_in(c, 2)) {
             const pg_tensor *bias = c->in[2];
+            if ((st = pg_infer_need_float(c, 2)))   /* read as float32: another dtype overran it */
+                return st;
             if (bias->rank > 2)
                 return FAIL(PG_ERR_SHAPE, "C '%s' has rank %d; Gemm takes a C of rank 0..2",
                             bias->name, bias->rank);
