@@ -606,8 +606,12 @@ pg_status pg_model_output_info(const pg_model *m, int i, pg_tensor_info *out)
         return pg_fail(PG_ERR_INVALID_ARG, "no model output %d", i);
     int tid = m->g->outputs[i];
     const pg_tensor *t = m->g->tensors[tid];
-    void *data = m->out_copy[i] ? m->out_copy[i] : (char *)m->arena + m->plan.bufs[m->plan.t[tid].buf].offset +
-                                                   m->plan.t[tid].sub;
+    const pg_plan_buf *b = &m->plan.bufs[m->plan.t[tid].buf];
+    /* a persistent buffer (a KV cache read out as an output) lives in the
+     * persistent block, not the arena */
+    void *data = m->out_copy[i]                   ? m->out_copy[i]
+                 : b->kind == PG_PLAN_PERSISTENT ? home(m, tid)
+                                                 : (char *)m->arena + b->offset + m->plan.t[tid].sub;
     fill_info(t, m->g->output_names[i], data, out);
     return PG_OK;
 }

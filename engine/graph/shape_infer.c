@@ -742,6 +742,8 @@ pg_status pg_infer_expand(pg_infer_ctx *c)
     for (int d = 0; d < orank; d++) {
         int64_t a = d - (orank - x->rank) >= 0 ? x->shape[d - (orank - x->rank)] : 1;
         int64_t b = d - (orank - r) >= 0 ? tgt[d - (orank - r)] : 1;
+        if (b < 0)   /* a negative size made a tensor of "negative" bytes */
+            return FAIL(PG_ERR_SHAPE, "shape value %lld is negative", (long long)b);
         if (a != b && a != 1 && b != 1)
             return FAIL(PG_ERR_SHAPE, "input dim %lld does not broadcast to %lld", (long long)a, (long long)b);
         shape[d] = a == 1 ? b : a;
