@@ -35,6 +35,19 @@ static void fill_rows(float *x, size_t rows, size_t hd, size_t ld, float lim)
 
 static const size_t widths[] = { 16, 48, 64, 80, 96, 128, 192, 256 };
 static const size_t counts[] = { 0, 1, 5, 63, 64, 65, 130, 200 };
+#define N_CASES (PG_COUNTOF(widths) * PG_COUNTOF(counts))
+
+/* case i (every width by every count, rows 16 floats apart in every other
+ * count): its head width, key / value count and row stride; 0 to skip it
+ * (--small leaves out the largest) */
+static int attn_case(int i, size_t *hd, size_t *n, size_t *ld)
+{
+    int ci = i % PG_COUNTOF(counts);
+    *hd = widths[i / PG_COUNTOF(counts)];
+    *n = counts[ci];
+    *ld = *hd + 16 * (size_t)(ci & 1);
+    return !(checkasm_small() && (*hd > 128 || *n > 65));
+}
 
 static void check_kq(void)
 {
@@ -47,22 +60,21 @@ static void check_kq(void)
         if (!checkasm_check_variant(op, v))
             continue;
         checkasm_set_funcs(op, v);
-        for (int wi = 0; wi < PG_COUNTOF(widths); wi++)
-            for (int ci = 0; ci < PG_COUNTOF(counts); ci++) {
-                size_t hd = widths[wi], n = counts[ci], ld = hd + 16 * (size_t)(ci & 1);
-                if (checkasm_small() && (hd > 128 || n > 65))
-                    continue;
-                fill_rows(q, 1, hd, hd, 4.0f);
-                fill_rows(k, n, hd, ld, 4.0f);
-                for (size_t j = 0; j <= n; j++)
-                    sr[j] = sn[j] = SENTINEL;
-                call_ref(n, hd, q, k, ld, sr);
-                call_new(n, hd, q, k, ld, sn);
-                if (!checkasm_check_f32("scores", sr, sn, n + 1, 0, 0)) {
-                    checkasm_fail("  at hd=%zu n=%zu ldk=%zu", hd, n, ld);
-                    goto next;
-                }
+        for (int i = 0; i < (int)N_CASES; i++) {
+            size_t hd, n, ld;
+            if (!attn_case(i, &hd, &n, &ld))
+                continue;
+            fill_rows(q, 1, hd, hd, 4.0f);
+            fill_rows(k, n, hd, ld, 4.0f);
+            for (size_t j = 0; j <= n; j++)
+                sr[j] = sn[j] = SENTINEL;
+            call_ref(n, hd, q, k, ld, sr);
+            call_new(n, hd, q, k, ld, sn);
+            if (!checkasm_check_f32("scores", sr, sn, n + 1, 0, 0)) {
+                checkasm_fail("  at hd=%zu n=%zu ldk=%zu", hd, n, ld);
+                goto next;
             }
+        }
         {
             size_t hd = 64, n = 200;
             fill_rows(q, 1, hd, hd, 4.0f);
@@ -88,23 +100,22 @@ static void check_pv(void)
         if (!checkasm_check_variant(op, v))
             continue;
         checkasm_set_funcs(op, v);
-        for (int wi = 0; wi < PG_COUNTOF(widths); wi++)
-            for (int ci = 0; ci < PG_COUNTOF(counts); ci++) {
-                size_t hd = widths[wi], n = counts[ci], ld = hd + 16 * (size_t)(ci & 1);
-                if (checkasm_small() && (hd > 128 || n > 65))
-                    continue;
-                for (size_t j = 0; j < n; j++)
-                    p[j] = fabsf(f16_value(1.0f));
-                fill_rows(vv, n, hd, ld, 8.0f);
-                for (size_t d = 0; d <= hd; d++)
-                    or_[d] = on[d] = SENTINEL;
-                call_ref(n, hd, p, vv, ld, acc, or_);
-                call_new(n, hd, p, vv, ld, acc, on);
-                if (!checkasm_check_f32("out", or_, on, hd + 1, 0, 0)) {
-                    checkasm_fail("  at hd=%zu n=%zu ldv=%zu", hd, n, ld);
-                    goto next;
-                }
+        for (int i = 0; i < (int)N_CASES; i++) {
+            size_t hd, n, ld;
+            if (!attn_case(i, &hd, &n, &ld))
+                continue;
+            for (size_t j = 0; j < n; j++)
+                p[j] = fabsf(f16_value(1.0f));
+            fill_rows(vv, n, hd, ld, 8.0f);
+            for (size_t d = 0; d <= hd; d++)
+                or_[d] = on[d] = SENTINEL;
+            call_ref(n, hd, p, vv, ld, acc, or_);
+            call_new(n, hd, p, vv, ld, acc, on);
+            if (!checkasm_check_f32("out", or_, on, hd + 1, 0, 0)) {
+                checkasm_fail("  at hd=%zu n=%zu ldv=%zu", hd, n, ld);
+                goto next;
             }
+        }
         {
             size_t hd = 64, n = 200;
             for (size_t j = 0; j < n; j++)
