@@ -36,6 +36,9 @@ void pg_f32_attn_pv_ggml_avx512f(size_t n, size_t hd, const float *p, const floa
 void pg_f32_attn_kq_ggml_avx2_fma3(size_t n, size_t hd, const float *q, const float *k, size_t ldk, float *s);
 void pg_f32_attn_pv_ggml_avx2_fma3(size_t n, size_t hd, const float *p, const float *v, size_t ldv, float *acc,
                                    float *out);
+void pg_f32_attn_kq_ggml_neon(size_t n, size_t hd, const float *q, const float *k, size_t ldk, float *s);
+void pg_f32_attn_pv_ggml_neon(size_t n, size_t hd, const float *p, const float *v, size_t ldv, float *acc,
+                              float *out);
 
 extern const pg_kernel_family pg_kernels_attn_kq_ggml;
 extern const pg_kernel_family pg_kernels_attn_pv_ggml;

@@ -9,6 +9,9 @@ static const pg_variant kq[] = {
     { "f32_attn_kq_ggml_avx512f", "avx512", X86_AVX512, .fn = { .attn_kq = pg_f32_attn_kq_ggml_avx512f }, NULL },
     { "f32_attn_kq_ggml_avx2_fma3", "avx2", X86_AVX2, .fn = { .attn_kq = pg_f32_attn_kq_ggml_avx2_fma3 }, NULL },
 #endif
+#if defined(__aarch64__)
+    { "f32_attn_kq_ggml_neon", "neon", PG_CPU_NEON, .fn = { .attn_kq = pg_f32_attn_kq_ggml_neon }, NULL },
+#endif
     { "f32_attn_kq_ggml_c", "c", 0, .fn = { .attn_kq = pg_f32_attn_kq_ggml_c }, NULL },
 };
 
@@ -16,6 +19,9 @@ static const pg_variant pv[] = {
 #if defined(__x86_64__)
     { "f32_attn_pv_ggml_avx512f", "avx512", X86_AVX512, .fn = { .attn_pv = pg_f32_attn_pv_ggml_avx512f }, NULL },
     { "f32_attn_pv_ggml_avx2_fma3", "avx2", X86_AVX2, .fn = { .attn_pv = pg_f32_attn_pv_ggml_avx2_fma3 }, NULL },
+#endif
+#if defined(__aarch64__)
+    { "f32_attn_pv_ggml_neon", "neon", PG_CPU_NEON, .fn = { .attn_pv = pg_f32_attn_pv_ggml_neon }, NULL },
 #endif
     { "f32_attn_pv_ggml_c", "c", 0, .fn = { .attn_pv = pg_f32_attn_pv_ggml_c }, NULL },
 };
