@@ -109,7 +109,14 @@ typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
            const float *k, size_t ldk, float *s)                                               \
     /* out = sum_j p[j] v_j over n values, ggml's order (attn_ggml/attn_ggml.h) */             \
     ENTRY_(attn_pv, pg_f32_attn_pv_fn, void, size_t n, size_t hd, const float *p,              \
-           const float *v, size_t ldv, float *acc, float *out)
+           const float *v, size_t ldv, float *acc, float *out)                                 \
+    /* RoPE of rows rows of heads, ggml's normal or NeoX pairs (rope_ggml/rope_ggml.h) */      \
+    ENTRY_(rope, pg_f32_rope_fn, void, size_t rows, size_t ld, size_t heads, size_t hd,        \
+           size_t n_rot, int neox, const float *cos_tab, const float *sin_tab, size_t ld_cs,   \
+           float *x)                                                                           \
+    /* y = x (times scale unless 0) to the nearest f16, as fp32 (round_f16/round_f16.h) */     \
+    ENTRY_(round_f16, pg_f32_round_f16_fn, void, size_t n, const float *x, float scale,        \
+           float *y)
 
 #define PG_KERNEL_FN_TYPEDEFS_(member, name, ret, ...)                                         \
     typedef ret (*name)(__VA_ARGS__);                                                          \

@@ -17,6 +17,8 @@
 #include "rmsnorm/rmsnorm.h"
 #include "rmsnorm_ggml/rmsnorm_ggml.h"
 #include "attn_ggml/attn_ggml.h"
+#include "rope_ggml/rope_ggml.h"
+#include "round_f16/round_f16.h"
 #include "qdot/qdot.h"
 #include "qgemv/qgemv.h"
 #include "qgemm/qgemm.h"
@@ -46,6 +48,8 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_rmsnorm_ggml,
     &pg_kernels_attn_kq_ggml,
     &pg_kernels_attn_pv_ggml,
+    &pg_kernels_rope_ggml,
+    &pg_kernels_round_f16,
     &pg_kernels_quantize_q8_0,
     &pg_kernels_quantize_q8_1,
     &pg_kernels_qdot_q8_0_q8_0,

@@ -30,6 +30,8 @@
 #include "winograd/winograd.h"
 #include "conv_nchwc/conv_nchwc.h"
 #include "attn_ggml/attn_ggml.h"
+#include "rope_ggml/rope_ggml.h"
+#include "round_f16/round_f16.h"
 #include "variant.h"
 
 #define N_MAX 67                 /* odd: the vector loops' tails run too */
@@ -267,6 +269,45 @@ static int check_attn(const pg_kernel_family *f, const pg_variant *v, const pg_v
     return !memcmp(want, got, HD * sizeof(float));
 }
 
+/* rope_ggml: 2 rows of 3 heads of 70 floats, 33 pairs turning (odd: the
+ * vector tails; 4 dims that do not), rows and cos / sin rows apart by
+ * more than they use, both pair orders: bit for bit */
+static int check_rope(const pg_variant *v, const pg_variant *r)
+{
+    enum { ROWS = 2, HEADS = 3, HD = 70, NROT = 66, LD = HEADS * HD + 3, LDCS = NROT / 2 + 1 };
+    float c[ROWS * LDCS], s[ROWS * LDCS], want[ROWS * LD], got[ROWS * LD];
+    fill(c, ROWS * LDCS, 16);
+    fill(s, ROWS * LDCS, 17);
+    for (int neox = 0; neox < 2; neox++) {
+        fill(want, ROWS * LD, 18);
+        memcpy(got, want, sizeof got);
+        r->fn.rope(ROWS, LD, HEADS, HD, NROT, neox, c, s, LDCS, want);
+        v->fn.rope(ROWS, LD, HEADS, HD, NROT, neox, c, s, LDCS, got);
+        if (memcmp(want, got, sizeof want))
+            return 0;
+    }
+    return 1;
+}
+
+/* round_f16: 67 values (a tail) from f16 subnormals to past 65520, with
+ * no scale and with one: bit for bit */
+static int check_round_f16(const pg_variant *v, const pg_variant *r)
+{
+    static const float mag[] = { 1.0f, 40000.0f, 1e-6f, 3e-5f };
+    float x[N_MAX], want[N_MAX], got[N_MAX];
+    fill(x, N_MAX, 19);
+    for (size_t i = 0; i < N_MAX; i++)
+        x[i] *= mag[i % 4];
+    for (int k = 0; k < 2; k++) {
+        float scale = k ? 0.125f : 0.0f;
+        r->fn.round_f16(N_MAX, x, scale, want);
+        v->fn.round_f16(N_MAX, x, scale, got);
+        if (memcmp(want, got, sizeof want))
+            return 0;
+    }
+    return 1;
+}
+
 /* The low-precision families (gemm_u8s8, quantize_u8, quantize_u8_span,
  * minmax_keys, gemm_bf16, cvt_bf16): int8, the converters and the range
  * bit for bit, bf16 products close. */
@@ -413,6 +454,10 @@ static int check_against(const pg_kernel_family *f, const pg_variant *v, const p
     case PG_KERNEL_FN_attn_kq:
     case PG_KERNEL_FN_attn_pv:
         return check_attn(f, v, r);
+    case PG_KERNEL_FN_rope:
+        return check_rope(v, r);
+    case PG_KERNEL_FN_round_f16:
+        return check_round_f16(v, r);
     default:
         return 2;   /* vec_dot: only C variants so far */
     }
