@@ -32,7 +32,7 @@
  *   Softmax, LayerNormalization, RMSNorm  kern[0] the row kernel
  * A NULL role: the executor's plain loop (an op or dtype with no table). */
 typedef struct pg_binding {
-    const pg_variant *kern[4];   /* [2]: a low-precision product's converter / quantiser */
+    const pg_variant *kern[5];   /* [2]: a low-precision product's converter / quantiser */
 } pg_binding;
 
 typedef struct pg_kctx {
@@ -164,16 +164,20 @@ size_t pg_scratch_quant_matmul(const pg_node *n, const pg_tensor *const *in, con
                                int threads, const pg_binding *b);
 /* the GGUF decoder's ops (ops_llm.c): GGUFQuantize binds kern[0] the
  * activation quantiser; GGUFMatMul kern[0] qgemv, kern[1] qgemm of the
- * weight's type; CachedAttention kern[0] softmax, kern[1] tanh, kern[2] / [3]
- * attn_kq_ggml / attn_pv_ggml */
+ * weight's type; LLMRotary kern[0] rope_ggml; CachedAttention kern[0]
+ * softmax, kern[1] tanh, kern[2] / [3] attn_kq_ggml / attn_pv_ggml, kern[4]
+ * round_f16 */
 pg_status pg_exec_gguf_embed(pg_kctx *k);
 pg_status pg_exec_gguf_quantize(pg_kctx *k);
 pg_status pg_exec_gguf_matmul(pg_kctx *k);
 pg_status pg_exec_llm_rotary(pg_kctx *k);
+pg_status pg_bind_llm_rotary(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                            pg_binding *b);
 pg_status pg_exec_kv_cache(pg_kctx *k);
 pg_status pg_exec_kv_write(pg_kctx *k);
 pg_status pg_exec_kv_read(pg_kctx *k);
-/* an f16 cache: KVCacheWrite kern[0] cvt_f32_f16, KVCacheRead kern[0] cvt_f16_f32 */
+/* KVCacheWrite kern[0] round_f16 (an f32 cache) or cvt_f32_f16 (an f16 one);
+ * KVCacheRead kern[0] cvt_f16_f32 */
 pg_status pg_bind_kv_write(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                            pg_binding *b);
 pg_status pg_bind_kv_read(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,

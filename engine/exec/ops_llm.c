@@ -27,6 +27,8 @@
 #include "../kernels/tanh/tanh.h"
 #include "../kernels/attn_ggml/attn_ggml.h"
 #include "../kernels/cvt_f16/cvt_f16.h"
+#include "../kernels/rope_ggml/rope_ggml.h"
+#include "../kernels/round_f16/round_f16.h"
 #include "../llm/llm.h"
 #include "ops.h"
 
@@ -152,17 +154,30 @@ pg_status pg_exec_gguf_matmul(pg_kctx *k)
 
 /* ---- LLMRotary ------------------------------------------------------------ */
 
+pg_status pg_bind_llm_rotary(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                             pg_binding *b)
+{
+    (void)in; (void)out;
+    if (!(b->kern[0] = pg_kernel_select(&pg_kernels_rope_ggml)))
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no rope_ggml kernel runs here", n->name);
+    return PG_OK;
+}
+
+/* Rows 0..n-1 at positions pos..: row i's angles are row pos + i of the
+ * [P, n_rot / 2] tables. */
 pg_status pg_exec_llm_rotary(pg_kctx *k)
 {
     int n = 0, pos = 0;
     pg_status st = read_ctl(k, 3, k->in[1]->shape[0], &n, &pos, NULL);
     if (st)
         return st;
-    size_t cols = (size_t)k->out[0]->shape[1];
+    size_t cols = (size_t)k->out[0]->shape[1], half = (size_t)k->in[1]->shape[1];
     if (k->y[0] != k->x[0])
         memcpy(k->y[0], k->x[0], (size_t)n * cols * 4);
-    llm_rope_rows(k->y[0], cols, n, pos, (int)attr(k, "heads"), (int)attr(k, "head_dim"),
-                  (int)attr(k, "n_rot"), (int)attr(k, "neox"), k->x[1], k->x[2]);
+    k->bind->kern[0]->fn.rope((size_t)n, cols, (size_t)attr(k, "heads"), (size_t)attr(k, "head_dim"),
+                              (size_t)attr(k, "n_rot"), (int)attr(k, "neox"),
+                              (const float *)k->x[1] + (size_t)pos * half,
+                              (const float *)k->x[2] + (size_t)pos * half, half, k->y[0]);
     return PG_OK;
 }
 
@@ -179,10 +194,10 @@ pg_status pg_bind_kv_write(const pg_node *n, const pg_tensor *const *in, const p
                            pg_binding *b)
 {
     (void)out;
-    if (in[0]->dtype != PG_DTYPE_FLOAT16)
-        return PG_OK;
-    if (!(b->kern[0] = pg_kernel_select(&pg_kernels_cvt_f32_f16)))
-        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no cvt_f32_f16 kernel runs here", n->name);
+    const pg_kernel_family *f = in[0]->dtype == PG_DTYPE_FLOAT16 ? &pg_kernels_cvt_f32_f16
+                                                                 : &pg_kernels_round_f16;
+    if (!(b->kern[0] = pg_kernel_select(f)))
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no %s kernel runs here", n->name, f->name);
     return PG_OK;
 }
 
@@ -211,7 +226,7 @@ pg_status pg_exec_kv_write(pg_kctx *k)
         k->bind->kern[0]->fn.quantize((size_t)n * W, k->x[1], (uint16_t *)k->y[0] + (size_t)pos * W);
         return PG_OK;
     }
-    llm_round_f16((float *)k->y[0] + (size_t)pos * W, k->x[1], (size_t)n * W);
+    k->bind->kern[0]->fn.round_f16((size_t)n * W, k->x[1], 0.0f, (float *)k->y[0] + (size_t)pos * W);
     return PG_OK;
 }
 
@@ -236,8 +251,10 @@ pg_status pg_bind_cached_attention(const pg_node *n, const pg_tensor *const *in,
     b->kern[1] = pg_kernel_select(&pg_kernels_tanh);
     b->kern[2] = pg_kernel_select(&pg_kernels_attn_kq_ggml);
     b->kern[3] = pg_kernel_select(&pg_kernels_attn_pv_ggml);
-    if (!b->kern[0] || !b->kern[1] || !b->kern[2] || !b->kern[3])
-        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no softmax / tanh / attn_ggml kernel runs here",
+    b->kern[4] = pg_kernel_select(&pg_kernels_round_f16);
+    if (!b->kern[0] || !b->kern[1] || !b->kern[2] || !b->kern[3] || !b->kern[4])
+        return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': no softmax / tanh / attn_ggml / round_f16 "
+                       "kernel runs here",
                        n->name);
     return PG_OK;
 }
@@ -266,13 +283,15 @@ pg_status pg_exec_cached_attention(pg_kctx *k)
     float *q = aligned(k->scratch);
     float *scores = aligned((char *)(q + T * qd));
     float *acc = aligned((char *)(scores + (size_t)H * P));
-    llm_scale_round_f16(q, k->x[0], (size_t)n * qd, pg_ir_attr_float(k->node, "q_scale", 0.0f));
+    pg_f32_round_f16_fn round = k->bind->kern[4]->fn.round_f16;
+    round((size_t)n * qd, k->x[0], pg_ir_attr_float(k->node, "q_scale", 0.0f), q);
     llm_att_args a = { H, (int)attr(k, "n_head_kv"), hd, (int)P,
                        pg_ir_attr_float(k->node, "kq_scale", 1.0f),
                        pg_ir_attr_float(k->node, "softcap", 0.0f), (int)attr(k, "window"), n, pos,
                        q, qd, k->x[1], k->x[2], (size_t)k->in[1]->shape[1], k->y[0], qd, scores,
                        acc, k->bind->kern[0]->fn.softmax, k->bind->kern[1]->fn.unary,
-                       k->bind->kern[2]->fn.attn_kq, k->bind->kern[3]->fn.attn_pv, k->threads };
+                       k->bind->kern[2]->fn.attn_kq, k->bind->kern[3]->fn.attn_pv, round,
+                       k->threads };
     llm_attend(&a);
     zero_tail(k, n);
     return PG_OK;

@@ -243,6 +243,7 @@ typedef struct llm_att_args {
     pg_f32_unary_fn tanh;
     pg_f32_attn_kq_fn kq;        /* the attn_kq_ggml / attn_pv_ggml kernels */
     pg_f32_attn_pv_fn pv;
+    pg_f32_round_f16_fn round;   /* the probabilities to f16, as ggml's V product takes them */
     int threads;
 } llm_att_args;
 void llm_attend(const llm_att_args *a);

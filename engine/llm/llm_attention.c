@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../core/threadpool.h"
+#include "../kernels/round_f16/round_f16.h"
 #include "../kernels/softmax/softmax.h"
 #include "llm.h"
 
@@ -165,7 +166,7 @@ static void att_task(void *p, size_t h)
         for (int j = 0; j < j0; j++)
             sc[j] = -INFINITY;   /* outside the window: exp gives 0, as ggml's mask */
         a->softmax((size_t)n_kv, sc, scale, NULL, sc);
-        round_f16(sc, sc, (size_t)n_kv);
+        a->round((size_t)n_kv, sc, 0.0f, sc);
         a->pv((size_t)n_kv, (size_t)hd, sc, a->vc + kvh * hd, kd, a->acc + h * 64 * (size_t)hd,
               a->out + (size_t)i * a->ldo + h * hd);
     }
@@ -192,6 +193,7 @@ void llm_attention(pg_llm *m, int layer)
                        m->att, (size_t)hp->q_dim, m->scores, m->att_acc,
                        m->kern[LLM_K_SOFTMAX]->fn.softmax, m->kern[LLM_K_TANH]->fn.unary,
                        m->kern[LLM_K_ATTN_KQ]->fn.attn_kq, m->kern[LLM_K_ATTN_PV]->fn.attn_pv,
+                       pg_f32_round_f16_c,
                        m->threads };
     llm_attend(&a);
 }
