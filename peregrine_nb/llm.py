@@ -62,13 +62,12 @@ class LLM:
     they are rounded to f16 either way).  The decoder runs as a compiled
     Peregrine graph (the same kernels, through the passes and the planner,
     the KV cache a persistent buffer of the plan): :meth:`model` gives it,
-    for ``%peregrine passes`` and the memory viewer.  ``graph=False`` runs
-    the older fixed step list instead (the same logits, bit for bit).
+    for ``%peregrine passes`` and the memory viewer.
     """
 
     def __init__(self, path: str | os.PathLike, threads: int | None = None,
                  n_ctx: int | None = None, max_batch: int | None = None,
-                 kv_cache: str = "f32", graph: bool = True):
+                 kv_cache: str = "f32"):
         self.path = os.fspath(path)
         opts = ffi.new("pg_llm_options *")
         opts.threads = int(threads or 0)
@@ -77,8 +76,6 @@ class LLM:
         if kv_cache not in ("f32", "f16"):
             raise InvalidArgumentError(f"kv_cache must be 'f32' or 'f16', not {kv_cache!r}")
         opts.kv_f16 = int(kv_cache == "f16")
-        opts.graph = int(bool(graph))
-        self.graph = bool(graph)
         out = ffi.new("pg_llm **")
         check(lib.pg_llm_load(os.fsencode(self.path), opts, out))
         self._h = ffi.gc(out[0], lib.pg_llm_free)
@@ -139,7 +136,7 @@ class LLM:
         return self
 
     def model(self, prefill: bool = False):
-        """The compiled graph the decoder runs (``graph=True``): a
+        """The compiled graph the decoder runs: a
         :class:`~peregrine_nb.compiled.CompiledModel` view of the decode shape
         (one token) or, ``prefill=True``, of the prefill shape (``max_batch``
         tokens), for ``passes``, ``steps``, ``memory_plan`` and the viewers.

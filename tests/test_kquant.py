@@ -422,30 +422,25 @@ def test_unsupported_weight_type_names_the_tensor(tmp_path):
         load_llm(str(path))
 
 
-@pytest.mark.parametrize("graph", [True, False])
-def test_f16_kv_cache_same_logits_half_the_memory(llama_files, graph):
+def test_f16_kv_cache_same_logits_half_the_memory(llama_files):
     """kv_cache="f16" stores the cache as f16: the values were rounded to
     f16 in the f32 cache too, so prefill and decode logits are equal bit
-    for bit.  The step list's arena is smaller by half the f32 cache less
-    one layer's f32 copy (the one the attention reads); the graph's
-    persistent cache is half as large, and each of its two plans (decode,
-    prefill) holds at most one layer's widened K and V more."""
+    for bit.  The graph's persistent cache is half as large, and each of
+    its two plans (decode, prefill) holds at most one layer's widened K and
+    V more."""
     from peregrine_nb.models import load_llm
     path = str(llama_files["q4_K_M"])
-    a = load_llm(path, threads=1, n_ctx=64, graph=graph)
-    b = load_llm(path, threads=2, n_ctx=64, kv_cache="f16", graph=graph)
+    a = load_llm(path, threads=1, n_ctx=64)
+    b = load_llm(path, threads=2, n_ctx=64, kv_cache="f16")
     ids = list(range(40, 60))
     assert np.array_equal(a.eval(ids[:13]), b.eval(ids[:13]))
     for t in ids[13:]:
         assert np.array_equal(a.eval([t]), b.eval([t]))
     ia, ib = a.info, b.info
     cache32 = 2 * ia.n_layer * 64 * ia.n_head_kv * ia.head_dim * 4
-    if not graph:
-        assert ia.arena_bytes - ib.arena_bytes >= cache32 // 2 - cache32 // ia.n_layer - 4096
-    else:
-        for prefill in (False, True):
-            sa, sb = a.model(prefill).memory_stats, b.model(prefill).memory_stats
-            assert sb["persistent"] * 2 == sa["persistent"] == cache32
-            assert sb["arena"] - sa["arena"] <= 2 * cache32 // ia.n_layer + 4096
+    for prefill in (False, True):
+        sa, sb = a.model(prefill).memory_stats, b.model(prefill).memory_stats
+        assert sb["persistent"] * 2 == sa["persistent"] == cache32
+        assert sb["arena"] - sa["arena"] <= 2 * cache32 // ia.n_layer + 4096
     with pytest.raises(pg.errors.InvalidArgumentError):
         load_llm(path, kv_cache="q8")

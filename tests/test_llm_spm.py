@@ -230,7 +230,7 @@ def test_archs_with_spm_vocab_match_llama_cpp(spm_dir, arch, flavour, wtype):
         # what we generate reads as llama.cpp's text of the same ids
         assert ours.tokenizer.decode_bytes(got) == _ref_detokenize(ref, got, False)
     # the decoder as a graph runs the same file
-    g = load_ours(path, graph=True)
+    g = load_ours(path)
     ids = ref.tokenize(PROMPT.encode(), add_bos=True, special=True)
     ours.reset()
     np.testing.assert_allclose(g.eval(ids, logits_all=True), ours.eval(ids, logits_all=True),

@@ -2,7 +2,7 @@
  *
  *   peregrine run -m FILE -p PROMPT [-n N] [-t THREADS] [-c CTX] [--chat]
  *                 [--temp T] [--top-k K] [--top-p P] [--repeat-penalty R]
- *                 [--repeat-last-n N] [--seed S] [--ignore-eos] [--step-list]
+ *                 [--repeat-last-n N] [--seed S] [--ignore-eos]
  *
  * The generated text streams to stdout token by token (a token's bytes as
  * they are: a UTF-8 character split over two tokens is completed by the
@@ -96,8 +96,6 @@ static void run_usage(FILE *f)
             "  --repeat-last-n N    tokens the penalty looks back over, 0..%d (default 64)\n"
             "  --seed S             sampler seed, 0..%s (default 0)\n"
             "  --ignore-eos         keep going after the end-of-text token\n"
-            "  --step-list          run the decoder's fixed step list instead of its compiled\n"
-            "                       graph (the default; the same kernels and tokens)\n"
             "  -h, --help           this help (stdout, exit status 0)\n"
             "Numbers are decimal, whole (no trailing text); temperatures and the like finite.\n"
             "Exit status: 0 success; 1 runtime failure (the model file missing, unreadable,\n"
@@ -337,7 +335,6 @@ typedef struct run_args {
 static int parse_args(int argc, char **argv, run_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->opt.graph = 1;   /* the decoder as a compiled graph unless --step-list */
     a->n_new = 128;
     pg_sampler_default_params(&a->sp);
     a->sp.temperature = 0.0f;
@@ -353,14 +350,6 @@ static int parse_args(int argc, char **argv, run_args *a)
         }
         if (!strcmp(o, "--ignore-eos")) {
             a->ignore_eos = 1;
-            continue;
-        }
-        if (!strcmp(o, "--graph")) {   /* the default; kept for older command lines */
-            a->opt.graph = 1;
-            continue;
-        }
-        if (!strcmp(o, "--step-list")) {
-            a->opt.graph = 0;
             continue;
         }
         static const char *const valued[] = { "-m", "-p", "-n", "-t", "-c", "--temp", "--top-k",

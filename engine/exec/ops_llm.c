@@ -2,13 +2,13 @@
  * graph ops (shapes and attributes: graph/infer_llm.c; the graph:
  * engine/llm/llm_graph.c).
  *
- * They run the same code the decoder's step list runs (engine/llm/): the
- * products through the qgemv / qgemm variants of the weight's type and the
- * activation quantiser of the type it pairs with (bound here at compile,
- * so a mask change reaches them through a rebind), RoPE from the load-time
- * angle tables, the f16 rounding of the cache, and llama.cpp-ordered
- * causal grouped-query attention with the softmax, tanh and attn_ggml
- * variants.
+ * Every kernel comes from a variant table, bound here at compile (so a mask
+ * change reaches them through a rebind): the products through the qgemv /
+ * qgemm variants of the weight's type and the activation quantiser of the
+ * type it pairs with, RoPE (rope_ggml) from the load-time angle tables, the
+ * f16 rounding of the cache, Q and the weights (round_f16), and
+ * llama.cpp-ordered causal grouped-query attention (engine/llm/
+ * llm_attention.c) with the softmax, tanh and attn_ggml variants.
  *
  * A run carries n <= T tokens (ctl = { n, pos, row0 }, infer_llm.c): every
  * op here works on the first n rows only, and the ops whose outputs other

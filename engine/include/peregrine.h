@@ -839,11 +839,12 @@ PG_API pg_status pg_qdot(int variant, int wtype, int64_t n, const void *w, const
 
 /* ---- LLM: a Llama-architecture decoder from a GGUF file --------------- */
 /*
- * Loads a GGUF model of architecture "llama" (SmolLM2, TinyLlama, ...) with
- * q4_1 / q8_0 weights, used in place from the mapped file.  Everything a
- * run needs (KV cache of n_ctx positions, activations for a batch of up to
- * max_batch tokens, logits) is one arena allocated at load: evaluating
- * tokens allocates nothing.
+ * Loads a GGUF decoder (llama, qwen2, qwen3, gemma, gemma2, phi3) with
+ * q4_0 / q4_1 / q8_0 / q4_K / q5_K / q6_K / f16 / bf16 / f32 weights, used in
+ * place from the mapped file, and compiles it as a Peregrine graph twice
+ * (decode: 1 row; prefill: max_batch rows), the KV cache of n_ctx positions
+ * the plans' persistent buffer.  Everything a run needs is allocated at
+ * load: evaluating tokens allocates nothing.
  *
  *   pg_llm *m; pg_llm_load("model.gguf", NULL, &m);
  *   pg_tokenize(pg_llm_tokenizer(m), text, len, 0, 1, ids, cap, &n);
@@ -859,13 +860,10 @@ typedef struct pg_llm_options {
     int max_batch;            /* tokens per forward pass; 0 = 256 (longer inputs run in chunks) */
     int kv_f16;               /* 1: the KV cache holds f16 (half the memory; the values are
                                  the same: they are rounded to f16 either way), 0: f32 */
-    int graph;                /* 1: run the decoder as a compiled Peregrine graph (passes,
-                                 planner, the KV cache a persistent buffer - float16 with
-                                 kv_f16; pg_llm_model), 0: its step list */
 } pg_llm_options;
 
 typedef struct pg_llm_info {
-    const char *arch;         /* "llama" */
+    const char *arch;         /* general.architecture: "llama", "qwen2", ... */
     const char *name;         /* general.name, "" if none */
     int n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab;
     int n_ctx;                /* the KV cache's positions */
@@ -875,14 +873,14 @@ typedef struct pg_llm_info {
     float rope_base, norm_eps;
     int bos, eos;             /* -1 where the file names none */
     uint64_t weight_bytes;    /* bytes of weights one decoded token reads */
-    uint64_t arena_bytes;     /* the activation + KV arena */
-    int n_steps;              /* steps in the planned forward pass */
+    uint64_t arena_bytes;     /* the compiled graphs' arenas + the KV cache + the RoPE tables */
+    int n_steps;              /* steps of the compiled decode graph */
     double prefill_tps;       /* tokens/s of the evaluations since the last reset: */
     double decode_tps;        /* batches of >1 token (prefill) and single tokens (decode) */
 } pg_llm_info;
 
-/* options NULL = defaults.  PG_ERR_UNSUPPORTED for another architecture or
- * weight types other than q4_1 / q8_0 (f32 norms). */
+/* options NULL = defaults.  PG_ERR_UNSUPPORTED names what the file has and
+ * the decoder does not run (an architecture, a weight type, a key). */
 PG_API pg_status pg_llm_load(const char *path, const pg_llm_options *options, pg_llm **out);
 PG_API void pg_llm_free(pg_llm *m);
 PG_API pg_status pg_llm_get_info(const pg_llm *m, pg_llm_info *out);
@@ -899,10 +897,9 @@ PG_API pg_status pg_llm_reset(pg_llm *m);
 PG_API pg_status pg_llm_rebind(pg_llm *m);
 PG_API int pg_llm_is_stale(const pg_llm *m);
 PG_API const char *pg_llm_bound_kernel(const pg_llm *m, const char *family);
-/* A decoder loaded with options.graph: its compiled graph, owned by the
- * decoder (the pg_model_* viewers work on it; do not run or free it).
- * prefill 0: the decode shape (1 row), 1: the prefill shape (max_batch
- * rows).  NULL and an error without the graph option. */
+/* The decoder's compiled graph, owned by the decoder (the pg_model_*
+ * viewers work on it; do not run or free it).  prefill 0: the decode shape
+ * (1 row), 1: the prefill shape (max_batch rows). */
 PG_API pg_model *pg_llm_model(const pg_llm *m, int prefill);
 /* Run ids[0..n) at positions n_past.. and append them to the cache.
  * logits: NULL, or n_vocab floats for the last token (all = 0), or

@@ -13,6 +13,8 @@
 #include "../kernels/qgemm/qgemm.h"
 #include "../kernels/qgemv/qgemv.h"
 #include "../kernels/gelu_tanh/gelu_tanh.h"
+#include "../kernels/rope_ggml/rope_ggml.h"
+#include "../kernels/round_f16/round_f16.h"
 #include "../kernels/silu/silu.h"
 #include "../kernels/softmax/softmax.h"
 #include "../kernels/tanh/tanh.h"
@@ -55,6 +57,8 @@ static const pg_kernel_family *family_of(int role)
     case LLM_K_TANH: return &pg_kernels_tanh;
     case LLM_K_ATTN_KQ: return &pg_kernels_attn_kq_ggml;
     case LLM_K_ATTN_PV: return &pg_kernels_attn_pv_ggml;
+    case LLM_K_ROPE: return &pg_kernels_rope_ggml;
+    case LLM_K_ROUND_F16: return &pg_kernels_round_f16;
     default: return NULL;
     }
 }
@@ -94,7 +98,7 @@ pg_status pg_llm_rebind(pg_llm *m)
     if (!m)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_rebind: NULL model");
     llm_bind(m);
-    return m->graph ? llm_graph_rebind(m) : PG_OK;
+    return llm_graph_rebind(m);
 }
 
 int pg_llm_is_stale(const pg_llm *m)

@@ -1,19 +1,15 @@
-/* llm_forward.c - runs the planned step list over a batch of tokens, and
- * the public evaluation calls built on it.
+/* llm_forward.c - the public evaluation calls: a batch of tokens through
+ * the compiled decoder (llm_graph.c).
  *
- * A batch of n tokens (1 <= n <= max_batch) at positions n_past.. goes
- * through every step at once: the matrix products see n rows (the GEMM
- * form; the GEMV form when n = 1) and attention reads the cache up to each
- * token's own position (causal).  Longer inputs run as several batches.
- * Nothing here allocates. */
-#include <math.h>
+ * A batch of n tokens (1 <= n <= max_batch) at positions n_past.. runs
+ * through the prefill graph (n > 1: the products in their GEMM form) or the
+ * decode graph (n = 1: GEMV); attention reads the cache up to each token's
+ * own position (causal).  Longer inputs run as several batches.  Nothing
+ * here allocates. */
 #include <string.h>
 #include <time.h>
 
 #include "../core/error.h"
-#include "../kernels/silu/silu.h"
-#include "../kernels/vadd/vadd.h"
-#include "../kernels/vmul/vmul.h"
 #include "llm.h"
 
 static double now_s(void)
@@ -21,109 +17,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* RMSNorm with llama.cpp's rounding points: squares in float summed in
- * double, scale = 1 / sqrtf(mean + eps) in float, y = (x * scale) * gamma.
- * The activations are quantised to 8 bits right after, and a one-ulp
- * difference here flips the rounding of some of them, which then spreads
- * through the layers; following ggml's order keeps the decoder on
- * llama.cpp's numbers.  576-wide rows: not worth a kernel. */
-static void rmsnorm_row(size_t n, const float *x, const float *gamma, float eps, float *y)
-{
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum += (double)(x[i] * x[i]);
-    float scale = 1.0f / sqrtf((float)(sum / (double)n) + eps);
-    for (size_t i = 0; i < n; i++)
-        y[i] = (x[i] * scale) * gamma[i];
-}
-
-static void run_step(pg_llm *m, const llm_step *s, pg_f32_silu_fn silu, pg_f32_vadd_fn vadd,
-                     pg_f32_vmul_fn vmul)
-{
-    size_t n = (size_t)m->run_n;
-    const llm_hparams *hp = &m->hp;
-    switch (s->kind) {
-    case LLM_EMBED:
-        for (size_t i = 0; i < n; i++)
-            pg_dequantize(s->w->type, s->w->data + (size_t)m->ids[i] * s->w->row_bytes,
-                          s->out + i * s->cols, (int64_t)s->cols);
-        break;
-    case LLM_RMSNORM:
-        for (size_t i = 0; i < n; i++)
-            rmsnorm_row(s->cols, s->in + i * s->cols, s->gamma, hp->norm_eps,
-                        s->out + i * s->cols);
-        break;
-    case LLM_QUANT:
-        llm_quantize_rows(m, s->act_type, n, s->cols, s->in, s->act);
-        break;
-    case LLM_MATMUL:
-        llm_matmul(m, s->w, n, s->act, s->out, s->cols);
-        break;
-    case LLM_ROPE_STORE:
-        llm_rope_store(m, s->layer);
-        break;
-    case LLM_ATTENTION:
-        llm_attention(m, s->layer);
-        break;
-    case LLM_ADD:
-        vadd(n * s->cols, s->out, s->in, s->out);
-        break;
-    case LLM_SWIGLU:
-        silu(n * s->cols, s->out, s->out);
-        vmul(n * s->cols, s->out, s->in, s->out);
-        break;
-    case LLM_HEAD: {
-        if (!m->run_logits)
-            break;
-        size_t r0 = (size_t)m->run_head_row0;
-        llm_quantize_rows(m, s->act_type, n - r0, s->cols, s->in + r0 * s->cols, s->act);
-        llm_matmul(m, s->w, n - r0, s->act, m->run_logits, s->w->N);
-        if (hp->final_softcap != 0.0f) {
-            /* gemma2: c tanh(logit / c), in ggml's three roundings */
-            pg_f32_unary_fn tanh_fn = m->kern[LLM_K_TANH]->fn.unary;
-            size_t V = s->w->N;
-            for (size_t r = 0; r < n - r0; r++) {
-                float *row = m->run_logits + r * V;
-                vmul(V, row, m->cap_inv, row);
-                tanh_fn(V, row, row);
-                vmul(V, row, m->cap, row);
-            }
-        }
-        break;
-    }
-    case LLM_SCALE:
-        for (size_t i = 0; i < n; i++)
-            vmul(s->cols, s->out + i * s->cols, s->gamma, s->out + i * s->cols);
-        break;
-    case LLM_BIAS:
-        for (size_t i = 0; i < n; i++)
-            vadd(s->cols, s->out + i * s->cols, s->gamma, s->out + i * s->cols);
-        break;
-    case LLM_HEADNORM: {
-        size_t hd = (size_t)hp->head_dim;
-        for (size_t i = 0; i < n * s->cols; i += hd)
-            rmsnorm_row(hd, s->out + i, s->gamma, hp->norm_eps, s->out + i);
-        break;
-    }
-    case LLM_GEGLU: {
-        pg_f32_unary_fn gelu = m->kern[LLM_K_GELU_TANH]->fn.unary;
-        gelu(n * s->cols, s->out, s->out);
-        vmul(n * s->cols, s->out, s->in, s->out);
-        break;
-    }
-    }
-}
-
-/* One batch through every step. */
-static void forward(pg_llm *m)
-{
-    pg_f32_silu_fn silu = m->kern[LLM_K_SILU]->fn.unary;
-    pg_f32_vadd_fn vadd = m->kern[LLM_K_VADD]->fn.binary;
-    pg_f32_vmul_fn vmul = m->kern[LLM_K_VMUL]->fn.binary;
-    for (int i = 0; i < m->n_steps; i++)
-        run_step(m, &m->steps[i], silu, vadd, vmul);
 }
 
 static pg_status eval_once(pg_llm *m, const int32_t *ids, size_t n, float *logits, int all);
@@ -171,13 +64,9 @@ static pg_status eval_once(pg_llm *m, const int32_t *ids, size_t n, float *logit
             m->run_logits = last ? m->logits : NULL;
             m->run_head_row0 = (int)b - 1;
         }
-        if (m->graph) {
-            pg_status st = llm_graph_forward(m);
-            if (st)
-                return st;
-        } else {
-            forward(m);
-        }
+        pg_status st = llm_graph_forward(m);
+        if (st)
+            return st;
         m->n_past += (int)b;
         done += b;
     }

@@ -1,4 +1,4 @@
-/* llm_graph.c - the decoder as a Peregrine graph (pg_llm_options.graph).
+/* llm_graph.c - the decoder as a Peregrine graph.
  *
  * The loaded weights become constants of a graph (borrowed: views into the
  * file mapping, nothing copied), the forward pass its nodes (ops in
@@ -471,9 +471,8 @@ pg_status llm_graph_forward(pg_llm *m)
 
 pg_model *pg_llm_model(const pg_llm *m, int prefill)
 {
-    if (!m || !m->graph) {
-        pg_fail(PG_ERR_INVALID_ARG, "pg_llm_model: the decoder was not loaded with the graph "
-                "option");
+    if (!m) {
+        pg_fail(PG_ERR_INVALID_ARG, "pg_llm_model: m is NULL");
         return NULL;
     }
     return m->gm[prefill && m->gm[1] ? 1 : 0];

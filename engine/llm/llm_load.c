@@ -1,9 +1,10 @@
-/* llm_load.c - a Llama-architecture GGUF file -> a runnable decoder.
+/* llm_load.c - a GGUF decoder file -> a runnable, compiled decoder.
  *
- * Reads the hyper-parameters from the metadata (llama.*), checks every
+ * Reads the hyper-parameters from the metadata (llm_arch.c), checks every
  * tensor's type and shape, keeps views into the mapping (no weight is
- * copied), then allocates the one arena every run uses: the KV cache, the
- * RoPE table and the activations of the largest batch. */
+ * copied), allocates the RoPE tables, the logits and the batch's ids, and
+ * compiles the decoder's graph (llm_graph.c), whose plans hold the
+ * activations and the KV cache. */
 #include <stdio.h>
 #include <math.h>
 #include <string.h>
@@ -65,34 +66,17 @@ pg_status llm_get_matrix(pg_llm *m, const char *name, int64_t K, int64_t N, int 
     return get_matrix(m, name, K, N, optional, w);
 }
 
-/* Carve the arena: every buffer 64-byte aligned at a fixed offset. */
+/* Carve the arena: every buffer 64-byte aligned at a fixed offset (the
+ * activations and the KV cache are the compiled graphs', llm_graph.c). */
 static pg_status plan_arena(pg_llm *m)
 {
     const llm_hparams *hp = &m->hp;
-    size_t B = (size_t)m->max_batch, E = (size_t)hp->n_embd, F = (size_t)hp->n_ff;
-    size_t KV = (size_t)hp->kv_dim, QD = (size_t)hp->q_dim, C = (size_t)m->n_ctx;
-    size_t widest = F > E ? F : E;
-    widest = QD > widest ? QD : widest;
-    size_t act_rb = llm_act_row_bytes_max(m, widest);
+    size_t half_rot = (size_t)m->n_ctx * (size_t)hp->n_rot / 2;
     struct { void **p; size_t bytes; } bufs[] = {
-        { (void **)&m->x, B * E * 4 },       { (void **)&m->xn, B * E * 4 },
-        { (void **)&m->q, B * QD * 4 },      { (void **)&m->k, B * KV * 4 },
-        { (void **)&m->v, B * KV * 4 },      { (void **)&m->att, B * QD * 4 },
-        { (void **)&m->ff_gate, B * F * 4 }, { (void **)&m->ff_up, B * F * 4 },
-        { (void **)&m->act, B * act_rb },    { (void **)&m->logits, (size_t)hp->n_vocab * 4 },
-        /* the graph form's cache is its plans' persistent block (llm_graph.c) */
-        { (void **)&m->k_cache, (size_t)(m->graph ? 0 : m->kv_f16 ? 1 : hp->n_layer) * C * KV * 4 },
-        { (void **)&m->v_cache, (size_t)(m->graph ? 0 : m->kv_f16 ? 1 : hp->n_layer) * C * KV * 4 },
-        { (void **)&m->k_cache16, m->kv_f16 && !m->graph ? (size_t)hp->n_layer * C * KV * 2 : 0 },
-        { (void **)&m->v_cache16, m->kv_f16 && !m->graph ? (size_t)hp->n_layer * C * KV * 2 : 0 },
-        { (void **)&m->rope_cos, C * (size_t)hp->n_rot / 2 * 4 },
-        { (void **)&m->rope_sin, C * (size_t)hp->n_rot / 2 * 4 },
-        { (void **)&m->scores, (size_t)hp->n_head * C * 4 },
-        { (void **)&m->att_acc, (size_t)hp->n_head * 64 * (size_t)hp->head_dim * 4 },
-        { (void **)&m->embd_scale, hp->embd_scale != 0.0f ? E * 4 : 0 },
-        { (void **)&m->cap_inv, hp->final_softcap != 0.0f ? (size_t)hp->n_vocab * 4 : 0 },
-        { (void **)&m->cap, hp->final_softcap != 0.0f ? (size_t)hp->n_vocab * 4 : 0 },
-        { (void **)&m->ids, B * 4 },
+        { (void **)&m->logits, (size_t)hp->n_vocab * 4 },
+        { (void **)&m->rope_cos, half_rot * 4 },
+        { (void **)&m->rope_sin, half_rot * 4 },
+        { (void **)&m->ids, (size_t)m->max_batch * 4 },
     };
     size_t total = 0;
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
@@ -116,7 +100,7 @@ pg_status pg_llm_load(const char *path, const pg_llm_options *options, pg_llm **
     if (!path || !out)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_llm_load: path or out is NULL");
     *out = NULL;
-    pg_llm_options o = { 0, 0, 0, 0, 0 };
+    pg_llm_options o = { 0, 0, 0, 0 };
     if (options)
         o = *options;
     if (o.threads < 0 || o.n_ctx < 0 || o.max_batch < 0)
@@ -141,16 +125,13 @@ pg_status pg_llm_load(const char *path, const pg_llm_options *options, pg_llm **
             m->max_batch = m->n_ctx;
         m->threads = pg_threads_resolve(o.threads);
         m->kv_f16 = o.kv_f16 != 0;
-        m->graph = o.graph != 0;
         st = plan_arena(m);
     }
     if (!st) {
         llm_rope_table(m);
         llm_bind(m);
-        st = llm_plan(m);
-    }
-    if (!st && m->graph)
         st = llm_graph_compile(m);
+    }
     if (st) {
         pg_llm_free(m);
         return st;
@@ -164,7 +145,6 @@ void pg_llm_free(pg_llm *m)
     if (!m)
         return;
     llm_graph_free(m);
-    pg_free(m->steps);
     pg_free(m->arena);
     pg_free(m->layers);
     pg_tokenizer_free(m->tok);
@@ -213,15 +193,11 @@ pg_status pg_llm_get_info(const pg_llm *m, pg_llm_info *out)
               weight_bytes(&L->down);
     }
     out->weight_bytes = wb;
-    out->arena_bytes = m->arena_bytes;
-    out->n_steps = m->n_steps;
-    if (m->graph) {   /* the compiled graph's arenas and cache, its decode steps */
-        for (int i = 0; i < 2; i++)
-            if (m->gm[i])
-                out->arena_bytes += m->gm[i]->plan.arena_bytes;
-        out->arena_bytes += m->gpersist_bytes;
-        out->n_steps = m->gm[0]->n_steps;
-    }
+    out->arena_bytes = m->arena_bytes + m->gpersist_bytes;   /* + the graphs' arenas */
+    for (int i = 0; i < 2; i++)
+        if (m->gm[i])
+            out->arena_bytes += m->gm[i]->plan.arena_bytes;
+    out->n_steps = m->gm[0]->n_steps;
     out->prefill_tps = m->t_prefill_s > 0 ? (double)m->n_prefill / m->t_prefill_s : 0.0;
     out->decode_tps = m->t_decode_s > 0 ? (double)m->n_decode / m->t_decode_s : 0.0;
     return PG_OK;

@@ -6,9 +6,10 @@
  * to the block type the weight's dot product takes, as ggml's CPU backend
  * does (q8_1 for q4_1, q8_0 for q4_0 / q8_0, q8_K for the k-quants), so
  * the products match llama.cpp's to the rounding of the dot kernel; f16 /
- * bf16 weights take the fp32 activations as they are (a copy).  The
- * kernels come from the qgemv (one token: decode) and qgemm (a batch:
- * prefill) variant tables of each type, bound once (llm_bind.c).
+ * bf16 weights take the fp32 activations as they are.  The kernels come
+ * from the qgemv (one token: decode) and qgemm (a batch: prefill) variant
+ * tables of each type, bound at compile (the graph's GGUFQuantize and
+ * GGUFMatMul, exec/ops_llm.c).
  *
  * Work is split over blocks of weight rows, every task doing all tokens of
  * its block, so the weights are read from memory once per batch.  In the
@@ -34,25 +35,6 @@
 size_t llm_act_row_bytes(int act_type, size_t K)
 {
     return K / (size_t)pg_ggml_type_block_size(act_type) * (size_t)pg_ggml_type_block_bytes(act_type);
-}
-
-/* The largest activation row of K among the types m's weights take (q8_K,
- * 292 bytes per 256, is wider than q8_1's 36 per 32; f32 wider still). */
-size_t llm_act_row_bytes_max(const pg_llm *m, size_t K)
-{
-    size_t most = llm_act_row_bytes(PG_GGML_Q8_1, K);
-    const llm_weight *top[] = { &m->output, &m->tok_embd };
-    for (int i = 0; i < 2; i++)
-        if (top[i]->data && llm_act_row_bytes(top[i]->act_type, K) > most)
-            most = llm_act_row_bytes(top[i]->act_type, K);
-    for (int l = 0; l < m->hp.n_layer && m->layers; l++) {
-        const llm_layer *L = &m->layers[l];
-        const llm_weight *ws[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down };
-        for (int i = 0; i < 7; i++)
-            if (ws[i]->data && llm_act_row_bytes(ws[i]->act_type, K) > most)
-                most = llm_act_row_bytes(ws[i]->act_type, K);
-    }
-    return most;
 }
 
 /* GGUF has no checksums; what a load can still catch of a damaged file:
@@ -105,20 +87,6 @@ pg_status llm_weight_accept(const char *name, int type, size_t K, size_t N, cons
     return check_finite(name, type, data, K, N);
 }
 
-void llm_quantize_rows(const pg_llm *m, int act_type, size_t M, size_t K, const float *x, void *act)
-{
-    if (act_type == PG_GGML_F32) {
-        memcpy(act, x, M * K * sizeof(float));
-        return;
-    }
-    int role = act_type == PG_GGML_Q8_1 ? LLM_K_QUANTIZE_Q8_1
-             : act_type == PG_GGML_Q8_K ? LLM_K_QUANTIZE_Q8_K : LLM_K_QUANTIZE_Q8_0;
-    pg_quantize_row_fn q = m->kern[role]->fn.quantize;
-    size_t rb = llm_act_row_bytes(act_type, K);
-    for (size_t r = 0; r < M; r++)
-        q(K, x + r * K, (uint8_t *)act + r * rb);
-}
-
 typedef struct mm_ctx {
     const llm_weight *W;
     size_t M, rows;
@@ -146,13 +114,6 @@ static void mm_task(void *p, size_t task)
     size_t n0 = task * c->rows;
     size_t n1 = n0 + c->rows < c->W->N ? n0 + c->rows : c->W->N;
     mm_rows(c, n0, n1);
-}
-
-void llm_matmul(const pg_llm *m, const llm_weight *W, size_t M, const void *act, float *out,
-                size_t ldo)
-{
-    llm_matmul_with(W, M, act, out, ldo, m->kern[llm_gemv_role(W->type)]->fn.qgemv,
-                    m->kern[llm_gemm_role(W->type)]->fn.qgemm, m->threads);
 }
 
 void llm_matmul_with(const llm_weight *W, size_t M, const void *act, float *out, size_t ldo,

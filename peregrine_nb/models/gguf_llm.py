@@ -17,9 +17,8 @@ from ..llm import LLM
 
 
 def load_llm(path: str | os.PathLike, threads: int | None = None, n_ctx: int | None = None,
-             max_batch: int | None = None, kv_cache: str = "f32", graph: bool = True) -> LLM:
+             max_batch: int | None = None, kv_cache: str = "f32") -> LLM:
     """The decoder in the GGUF file at ``path`` (weights mapped, not copied);
     ``kv_cache="f16"`` halves the KV cache's memory; it runs as a compiled
-    Peregrine graph (``LLM.model()``), ``graph=False`` on the older step list."""
-    return LLM(path, threads=threads, n_ctx=n_ctx, max_batch=max_batch, kv_cache=kv_cache,
-               graph=graph)
+    Peregrine graph (``LLM.model()``)."""
+    return LLM(path, threads=threads, n_ctx=n_ctx, max_batch=max_batch, kv_cache=kv_cache)
