@@ -15,11 +15,13 @@
  *         no saturation;
  *   then 8 int32 partial sums (exact: |sum| <= 4 * 128 * 127 per lane,
  *   far below 2^24, so vcvtdq2ps is exact too), times d_w * d_x (f16 by
- *   F16C, multiplied in fp32) into an 8-lane fp32 sum per row.
+ *   F16C, multiplied in fp32, for the four rows at once: SCALES) into an
+ *   8-lane fp32 sum per row.
  *   q4_0 subtracts 8 * sum(x) (computed once per x block) from the int32
  *   sums: (q - 8) . x = q . x - 8 sum x.
  *   q4_1 adds m_w * s_x per block: the scales are converted as pairs
- *   [d_w, m_w] x [d_x, s_x], so lane 1 of a 4-lane sum per row collects it.
+ *   [d_w, m_w] x [d_x, s_x], so lane 2r + 1 of one 8-lane sum collects
+ *   row r's.
  * The four rows' 8 lanes fold with vhaddps into [y0, y1, y2, y3].  The last
  * N % 4 rows run the same code with the missing rows aimed at row 0 and a
  * masked store.
@@ -42,8 +44,9 @@
  *
  * Registers: rdi rows left, rsi blocks per row, rdx row 0 of the group,
  * rcx ldw, r8 x, r9 y; rax/r10/r11/rbx the four row walks, r12 the x walk,
- * r13 blocks left, r14 the prefetch walk.  ymm0-3 the row sums, xmm4-7
- * the q4_1 offset sums, ymm8 x, ymm9 x's scale, ymm10-12 scratch, ymm13 0x0f bytes, ymm14 ones
+ * r13 blocks left, r14 the prefetch walk, [rsp] the group's scale factors.
+ * ymm0-3 the row sums, ymm4 the q4_1 offset sums, ymm8 x, ymm9 x's scale
+ * (q4_1: [d_x, s_x] x 4), ymm10-12 scratch, ymm13 0x0f bytes, ymm14 ones
  * (int16, for vpmaddwd) or 8s (bytes, q4_0 VNNI), ymm15 8 * sum x (q4_0;
  * negated for VNNI, where it starts each row's sum), ymm7 8s (q4_0 AVX2),
  * the nibble shift counts in ymm15 (q4_1) or ymm6 (q4_0).
@@ -80,8 +83,9 @@
 .endif
 .endm
 
-/* One row's block at [wp]: acc += d_w d_x * (int32 sums); q4_1: accm += [.., m_w s_x, ..]. */
-.macro ROW vnni, t, wp, acc, accm
+/* One row's block at [wp]: acc += d_w d_x * (int32 sums), d_w d_x the
+ * float at [rsp + slot] (the group's scales, converted four rows at once). */
+.macro ROW vnni, t, wp, acc, slot
 .if \t == T_Q8_0
         vmovdqu ymm10, [\wp + 2]
         vpabsb  ymm11, ymm10
@@ -98,18 +102,35 @@
         DOT_U8S8 \vnni, \t, ymm12, ymm10, ymm8
 .endif
         vcvtdq2ps ymm12, ymm12
-.if \t == T_Q4_1
-        vmovd   xmm11, dword ptr [\wp]
-        vcvtph2ps xmm11, xmm11
-        vmulps  xmm11, xmm11, xmm9
-        vaddps  \accm, \accm, xmm11
-        vbroadcastss ymm11, xmm11
-.else
-        vpbroadcastw xmm11, word ptr [\wp]
-        vcvtph2ps ymm11, xmm11
-        vmulps  ymm11, ymm11, ymm9
-.endif
+        vbroadcastss ymm11, dword ptr [rsp + \slot]
         vfmadd231ps \acc, ymm12, ymm11
+.endm
+
+/* The four rows' scales of this block times x's, to [rsp]: q4_0 / q8_0
+ * [d_0 d_x, .., d_3 d_x]; q4_1 [d_0 d_x, m_0 s_x, .., d_3 d_x, m_3 s_x],
+ * whose m s lanes also go into the offset sum ymm4.  One conversion and
+ * one product for four rows; each row then takes its factor with a
+ * broadcast load (a load port, no vector ALU): the ALU ports are what
+ * bounds these kernels (~9 of their uops per row and block before). */
+.macro SCALES t
+.if \t == T_Q4_1
+        vmovd   xmm10, dword ptr [rax]
+        vpinsrd xmm10, xmm10, dword ptr [r10], 1
+        vpinsrd xmm10, xmm10, dword ptr [r11], 2
+        vpinsrd xmm10, xmm10, dword ptr [rbx], 3
+        vcvtph2ps ymm10, xmm10
+        vmulps  ymm10, ymm10, ymm9
+        vaddps  ymm4, ymm4, ymm10
+        vmovups [rsp], ymm10
+.else
+        vmovd   xmm10, dword ptr [rax]
+        vpinsrw xmm10, xmm10, word ptr [r10], 1
+        vpinsrw xmm10, xmm10, word ptr [r11], 2
+        vpinsrw xmm10, xmm10, word ptr [rbx], 3
+        vcvtph2ps xmm10, xmm10
+        vmulps  xmm10, xmm10, xmm9
+        vmovups [rsp], xmm10
+.endif
 .endm
 
 .macro QGEMV name, vnni, t
@@ -119,19 +140,23 @@ PG_FUNC(\name)
   .set WB, 18
   .set WOFF, 2
   .set XB, 34
+  .set SSTEP, 4
 .elseif \t == T_Q4_1
   .set WB, 20
   .set WOFF, 4
   .set XB, 36
+  .set SSTEP, 8
 .else
   .set WB, 34
   .set WOFF, 2
   .set XB, 34
+  .set SSTEP, 4
 .endif
         push    rbx
         push    r12
         push    r13
         push    r14
+        sub     rsp, 40                 /* the group's 4 or 8 scale factors */
         shr     rsi, 5
         /* lead-in: the first group of rows and the prefetch distance */
         lea     r13, [rdx + rcx*4 + QGEMV_PF_DIST]
@@ -190,9 +215,6 @@ PG_FUNC(\name)
         vxorps  xmm3, xmm3, xmm3
 .if \t == T_Q4_1
         vxorps  xmm4, xmm4, xmm4
-        vxorps  xmm5, xmm5, xmm5
-        vxorps  xmm6, xmm6, xmm6
-        vxorps  xmm7, xmm7, xmm7
 .endif
         mov     r12, r8
         mov     r13, rsi
@@ -203,6 +225,7 @@ PG_FUNC(\name)
 .if \t == T_Q4_1
         vmovd   xmm9, dword ptr [r12]
         vcvtph2ps xmm9, xmm9
+        vbroadcastsd ymm9, xmm9         /* [d_x, s_x] x 4 */
 .else
         vpbroadcastw xmm9, word ptr [r12]
         vcvtph2ps ymm9, xmm9
@@ -225,10 +248,11 @@ PG_FUNC(\name)
         QGEMV_PF [r14 + 128]
 .endif
         add     r14, 4*WB
-        ROW     \vnni, \t, rax, ymm0, xmm4
-        ROW     \vnni, \t, r10, ymm1, xmm5
-        ROW     \vnni, \t, r11, ymm2, xmm6
-        ROW     \vnni, \t, rbx, ymm3, xmm7
+        SCALES  \t
+        ROW     \vnni, \t, rax, ymm0, 0
+        ROW     \vnni, \t, r10, ymm1, SSTEP
+        ROW     \vnni, \t, r11, ymm2, 2*SSTEP
+        ROW     \vnni, \t, rbx, ymm3, 3*SSTEP
         add     rax, WB
         add     r10, WB
         add     r11, WB
@@ -244,10 +268,9 @@ PG_FUNC(\name)
         vextractf128 xmm1, ymm0, 1
         vaddps  xmm0, xmm0, xmm1
 .if \t == T_Q4_1
-        /* lane 1 of each offset sum: [m0, m1, m2, m3] */
-        vunpcklps xmm4, xmm4, xmm5
-        vunpcklps xmm6, xmm6, xmm7
-        vunpckhpd xmm4, xmm4, xmm6
+        /* the odd lanes of the offset sum: [m0, m1, m2, m3] */
+        vextractf128 xmm5, ymm4, 1
+        vshufps xmm4, xmm4, xmm5, 0xdd
         vaddps  xmm0, xmm0, xmm4
 .endif
         cmp     rdi, 4
@@ -266,6 +289,7 @@ PG_FUNC(\name)
         vmaskmovps [r9], xmm1, xmm0
 
 9:      vzeroupper
+        add     rsp, 40
         pop     r14
         pop     r13
         pop     r12
