@@ -26,22 +26,21 @@
 #define X86_AVX512VNNI (X86_AVX2 | PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | \
                         PG_CPU_AVX512VNNI)
 /* the register-blocked panel GEMM (kquant_panel.c): 2-3x the 4x1 form at
- * M = 64, first for q4_0 (as for the k-quants).  It rounds differently
- * from the GEMV (one fp32 product per block and row against the GEMV's
- * eight lanes per block), and test_llm_archs' batch / token-by-token
- * agreement on q8_0 files (1e-3 of the logit range) needs the q8_0 GEMM to
- * give the GEMV's bits: a K/V value rounded to f16 on the other side of a
- * tie moves later rows' logits by ~1% in those random-weight models.  So
- * for q8_0 it comes after the kernels that share the GEMV's arithmetic -
- * the 4x6 (the AVX-512 GEMV's, checkasm checks the bits) and the 4x1 (the
- * AVX2 / AVX-VNNI GEMVs'); checkasm checks it and pg_qgemm runs it by
- * index. */
+ * M = 64 (3.4x the 4x6 for q8_0), first for q4_0 and q8_0 (as for the
+ * k-quants).  It rounds differently from the GEMV (one fp32 product per
+ * block and row against the GEMV's eight lanes per block): a prompt
+ * evaluated as one batch and token by token give logits ~1% of their
+ * scale apart on test_llm_archs' random-weight q8_0 files, where a K or V
+ * value rounded to f16 on the other side of a tie moves the later rows -
+ * as llama.cpp's own one batch and token by token do on the same files
+ * (its prefill GEMM rounds differently from its dot products too). */
 #define PANEL_16X8(t)                                                                      \
     { "q" #t "_gemm_16x8_avx512vnni", "avx512vnni", X86_AVX512VNNI,                        \
       .fn = { .qgemm = pg_q##t##_gemm_16x8_avx512vnni }, NULL },
 /* q8_0's GEMM in the AVX-512 GEMV's arithmetic (q8_gemm_4x6_avx512vnni.S):
  * the same bits as the GEMV a token at a time, four W rows against six X
- * rows - 2.5x the 4x1 kernel at M = 128 (bench_llm's q8_0 prefill) */
+ * rows - 2.5x the 4x1 kernel at M = 128, a third of the panel; after the
+ * panel, reached by index (checkasm, bench_kernels) */
 #define Q8_4X6                                                                             \
     { "q8_0_q8_0_gemm_4x6_avx512vnni", "avx512vnni", X86_AVX512VNNI,                       \
       .fn = { .qgemm = pg_q8_0_q8_0_gemm_4x6_avx512vnni }, NULL },
@@ -60,9 +59,9 @@ static const pg_variant q4_1[] = {
     { "q4_1_q8_1_gemm_c", "c", 0, .fn = { .qgemm = pg_q4_1_q8_1_gemm_c }, NULL },
 };
 static const pg_variant q8_0[] = {
+    PANEL_16X8(8_0_q8_0)
     Q8_4X6
     ASM_ROWS(8_0_q8_0)
-    PANEL_16X8(8_0_q8_0)
     { "q8_0_q8_0_gemm_c", "c", 0, .fn = { .qgemm = pg_q8_0_q8_0_gemm_c }, NULL },
 };
 
