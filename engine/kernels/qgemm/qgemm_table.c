@@ -32,8 +32,9 @@
  * evaluated as one batch and token by token give logits ~1% of their
  * scale apart on test_llm_archs' random-weight q8_0 files, where a K or V
  * value rounded to f16 on the other side of a tie moves the later rows -
- * as llama.cpp's own one batch and token by token do on the same files
- * (its prefill GEMM rounds differently from its dot products too). */
+ * as llama.cpp's own one batch and token by token do on the llama, qwen2
+ * and qwen3 files (its prefill GEMM rounds differently from its dot
+ * products too). */
 #define PANEL_16X8(t)                                                                      \
     { "q" #t "_gemm_16x8_avx512vnni", "avx512vnni", X86_AVX512VNNI,                        \
       .fn = { .qgemm = pg_q##t##_gemm_16x8_avx512vnni }, NULL },
