@@ -26,7 +26,8 @@
  *   the offsets: q4_K / q5_K m_j . (x's bsum pairs) by vpmaddwd, scaled by
  *     dmin d_x and subtracted from the row's fp32 lanes 0-3; q6_K's -32 as
  *     32 * sc . bsums subtracted from the int32 lanes (same scale d d_x);
- *   the int32 lanes to fp32 times d_w d_x into the row's 16-lane sum.
+ *   the int32 lanes to fp32 times d_w d_x (converted and multiplied for
+ *   the four rows at once: SCALES) into the row's 16-lane sum.
  * The four sums fold to [y0, y1, y2, y3]; the last N % 4 rows run the
  * same code with the missing rows aimed at row 0 and a masked store.  A
  * software prefetch walk (r14) streams the next group of rows, as in
@@ -39,9 +40,10 @@
  *
  * Registers: rdi rows left, rsi super-blocks per row, rdx row 0 of the
  * group, rcx ldw, r8 x, r9 y; rax/r10/r11/rbx the four row walks, r12 the
- * x walk, r13 super-blocks left, r14 the prefetch walk.  zmm0-3 the row
- * sums, zmm4 0x0f bytes, zmm5-8 the vpermw indices, zmm9 int16 ones,
- * zmm10 0x10 bytes (q5_K) / 0x30 bytes (q6_K), zmm16-19 x, zmm20 x's d,
+ * x walk, r13 super-blocks left, r14 the prefetch walk, [rsp] the
+ * group's scale factors.  zmm0-3 the row sums, zmm4 0x0f bytes, zmm5-8
+ * the vpermw indices, zmm9 int16 ones, zmm10 0x10 bytes (q5_K) / 0x30
+ * bytes (q6_K), xmm11 scratch, zmm16-19 x, zmm20 x's d,
  * zmm21 x's bsums (pairs as int16 for q4_K / q5_K), zmm22-31 scratch.
  */
 #include "pg_asm.h"
@@ -52,8 +54,35 @@
 
 #define KGEMV_PF_DIST 6144
 
-/* One row's super-block at [wp]: acc += its part of the dot. */
-.macro ROW t, wp, acc
+/* The four rows' super-block scales times x's d, to [rsp]: q4_K / q5_K
+ * [d_0 d_x, dmin_0 d_x, .., d_3 d_x, dmin_3 d_x], q6_K [d_0 d_x, ..,
+ * d_3 d_x]: one conversion and one product for the four rows, each row
+ * then taking its factors as embedded broadcasts (load ports, no vector
+ * ALU - the zmm ALU ports are what bounds this kernel). */
+.macro SCALES t
+.if \t == T_Q6_K
+        vpxor   xmm11, xmm11, xmm11
+        vpinsrw xmm11, xmm11, word ptr [rax + 208], 0
+        vpinsrw xmm11, xmm11, word ptr [r10 + 208], 1
+        vpinsrw xmm11, xmm11, word ptr [r11 + 208], 2
+        vpinsrw xmm11, xmm11, word ptr [rbx + 208], 3
+        vcvtph2ps xmm11, xmm11
+        vmulps  xmm11, xmm11, xmm20
+        vmovups [rsp], xmm11
+.else
+        vmovd   xmm11, dword ptr [rax]
+        vpinsrd xmm11, xmm11, dword ptr [r10], 1
+        vpinsrd xmm11, xmm11, dword ptr [r11], 2
+        vpinsrd xmm11, xmm11, dword ptr [rbx], 3
+        vcvtph2ps ymm11, xmm11
+        vmulps  ymm11, ymm11, ymm20
+        vmovups [rsp], ymm11
+.endif
+.endm
+
+/* One row's super-block at [wp]: acc += its part of the dot; its scale
+ * factors at [rsp + slot] (SCALES). */
+.macro ROW t, wp, acc, slot
 .if \t == T_Q6_K
         vpmovsxbw ymm23, xmmword ptr [\wp + 192]
         vpermw  zmm24, zmm5, zmm23
@@ -85,11 +114,8 @@
     .endif
   .endr
         vpsubd  zmm22, zmm22, zmm28
-        vpbroadcastw ymm23, word ptr [\wp + 208]
-        vcvtph2ps zmm23, ymm23
-        vmulps  zmm23, zmm23, zmm20
         vcvtdq2ps zmm22, zmm22
-        vfmadd231ps \acc, zmm22, zmm23
+        vfmadd231ps \acc, zmm22, dword ptr [rsp + \slot]{1to16}
 .else
         /* the scales: [u0, u2, u1, u2] >> [0, 0, 0, 4] & [3f, 0f, 3f, 0f]
          * | ([u0, u0, u1, u1] >> 2) & [0, 30, 0, 30] = sc0..7, m0..7 */
@@ -137,15 +163,12 @@
         vpdpwssd zmm31, zmm29, zmm27
     .endif
   .endr
-        /* [d, dmin] * d_x; acc += d d_x * sums, lanes 0-3 -= dmin d_x * mins */
-        vcvtph2ps xmm22, qword ptr [\wp]
-        vmulps  xmm22, xmm22, xmm20
-        vbroadcastss zmm23, xmm22
+        /* acc += d d_x * sums, lanes 0-3 -= dmin d_x * mins (the other
+         * lanes of zmm28 are 0) */
         vcvtdq2ps zmm31, zmm31
-        vfmadd231ps \acc, zmm31, zmm23
-        vpermilps xmm22, xmm22, 0x55
+        vfmadd231ps \acc, zmm31, dword ptr [rsp + \slot]{1to16}
         vcvtdq2ps xmm28, xmm28
-        vfnmadd231ps \acc, zmm28, zmm22
+        vfnmadd231ps \acc, zmm28, dword ptr [rsp + \slot + 4]{1to16}
 .endif
 .endm
 
@@ -153,16 +176,20 @@
 PG_FUNC(\name)
 .if \t == T_Q4_K
   .set WB, 144
+  .set SSTEP, 8
 .elseif \t == T_Q5_K
   .set WB, 176
+  .set SSTEP, 8
 .else
   .set WB, 210
+  .set SSTEP, 4
 .endif
 .set PF_LINES, (4*WB + 63) / 64
         push    rbx
         push    r12
         push    r13
         push    r14
+        sub     rsp, 40                 /* the group's scale factors */
         shr     rsi, 8
         lea     r13, [rdx + rcx*4 + KGEMV_PF_DIST]
         mov     r14, rdx
@@ -238,10 +265,11 @@ PG_FUNC(\name)
         add     r14, 64
 .endr
         sub     r14, PF_LINES*64 - 4*WB
-        ROW     \t, rax, zmm0
-        ROW     \t, r10, zmm1
-        ROW     \t, r11, zmm2
-        ROW     \t, rbx, zmm3
+        SCALES  \t
+        ROW     \t, rax, zmm0, 0
+        ROW     \t, r10, zmm1, SSTEP
+        ROW     \t, r11, zmm2, 2*SSTEP
+        ROW     \t, rbx, zmm3, 3*SSTEP
         add     rax, WB
         add     r10, WB
         add     r11, WB
@@ -281,6 +309,7 @@ PG_FUNC(\name)
         vmovups [r9]{k1}, xmm0
 
 9:      vzeroupper
+        add     rsp, 40
         pop     r14
         pop     r13
         pop     r12
