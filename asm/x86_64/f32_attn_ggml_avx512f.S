@@ -19,18 +19,24 @@
  *                                  rdi       rsi        rdx
  *         const float *v, size_t ldv, float *acc, float *out);
  *         rcx             r8          r9          [rsp + 8]
- * Accumulator a, lane l of every output d is row r = 16 a + l of acc
- * (64 rows of hd floats): value row j goes into row j % 64, times p[j]
- * (the first 64 rows a product, later ones an FMA), over the whole steps of
- * 64; then per 16 outputs the 64 rows fold as above (zmm0-15 the 16 lanes'
- * sums) into double sums on the stack, to which the rows past the last
- * step add one by one (8 outputs a zmm of doubles); out = those sums
- * rounded to float.
+ * Per chunk of 16 outputs, the sums stay in registers: T[l] (zmm l, the
+ * sixteen lanes l of the four accumulators) is four chains A(l + 16 a)
+ * over the whole steps of 64 rows (value row r + 64 s times p[r + 64 s]
+ * broadcast from memory: the first a product, then FMAs - exact products,
+ * so the FMA rounds as ggml's multiply and add), folded (A(l) + A(l + 32))
+ * + (A(l + 16) + A(l + 48)); the sixteen T fold 8+8, 4+4, (0+1)+(2+3)
+ * into the chunk's outputs, widened to doubles (zmm24-25), to which the
+ * rows past the last step add one by one as double FMAs of the widened
+ * value and p (exact products: the one rounding of ggml's double add);
+ * out = those sums rounded to float.  acc is not used.  (The chunk walk
+ * reads each value row once per chunk: a power-of-two row stride of 1 KB
+ * or more maps the rows to few L1 sets and costs L2 reads.)
  *
- * Registers (pv): rdi n, rsi hd, rdx p, rcx v, r8 ldv bytes, r9 acc,
- * r10 np, r11 hd bytes (an acc row), r12 16 acc rows, r13 j, r14 the
- * chunk's byte offset, r15 out, rax / rbx row cursors, [rsp] 2 KB of
- * double sums.
+ * Registers (pv): rdi n, rsi hd bytes, rdx p, rcx v, r8 ldv bytes,
+ * r10 / r11 / r15 / rbx 32 / 48 / 16 / 64 rows, r12 the chunk's byte
+ * offset, r13 / r14 row l and p[l], rax / r9 / rbp the step walk; the
+ * frame (PV_*) holds np, the steps, the tail's count, out, and the tail
+ * rows' p as doubles.
  */
 #include "pg_asm.h"
 
@@ -104,92 +110,101 @@ PG_FUNC(pg_f32_attn_kq_ggml_avx512f)
         ret
 PG_ENDFUNC(pg_f32_attn_kq_ggml_avx512f)
 
-/* acc row (j % 64) = (row j of v) * p[j], or += from the second step on;
- * rax the value row, rbx the acc row, zmm16 p[j] */
-.macro PV_ROW op
-        xor     r14, r14
-1:
-.ifc \op, mul
-        vmulps  zmm0, zmm16, [rax + r14]
-.else
-        vmovups zmm0, [rbx + r14]
-        vfmadd231ps zmm0, zmm16, [rax + r14]
-.endif
-        vmovups [rbx + r14], zmm0
-        add     r14, 64
-        cmp     r14, r11
-        jb      1b
-.endm
+/* stack frame of pv (rsp 64-aligned): the tail rows' p as doubles, then */
+#define PV_NP       512         /* np: rows in whole steps of 64 */
+#define PV_NSTEPS   520         /* np / 64 */
+#define PV_NTAIL    528         /* n - np */
+#define PV_OUT      536         /* out */
+#define PV_SAVED    544         /* rsp before the frame */
 
-/* lane l's sum of the chunk: (A[l] + A[l + 32]) + (A[l + 16] + A[l + 48]),
- * A[r] at rax + r hd 4 (r12 = 16 rows); rax moves to the next row */
-.macro PV_LANE l
-        lea     rbx, [rax + r12*2]
-        vmovups zmm\l, [rax]
-        vaddps  zmm\l, zmm\l, [rbx]
-        vmovups zmm16, [rax + r12]
-        vaddps  zmm16, zmm16, [rbx + r12]
-        vaddps  zmm\l, zmm\l, zmm16
-        add     rax, r11
+/* T[l] (zmm l) for the chunk: the four accumulators A(l + 16a), A(r) the
+ * chain over the steps of v's row r + 64 s times p[r + 64 s] (the first a
+ * product, then FMAs), folded (A(l) + A(l + 32)) + (A(l + 16) + A(l + 48));
+ * r13 row l of the chunk, r14 &p[l]; both move on to l + 1 */
+.macro PV_T l
+        vmovups zmm20, [r13]
+        vmulps  zmm16, zmm20, dword ptr [r14]{1to16}
+        vmovups zmm21, [r13 + r15]
+        vmulps  zmm17, zmm21, dword ptr [r14 + 64]{1to16}
+        vmovups zmm22, [r13 + r10]
+        vmulps  zmm18, zmm22, dword ptr [r14 + 128]{1to16}
+        vmovups zmm23, [r13 + r11]
+        vmulps  zmm19, zmm23, dword ptr [r14 + 192]{1to16}
+        mov     rbp, [rsp + PV_NSTEPS]
+        dec     rbp
+        jz      2f
+        lea     rax, [r13 + rbx]
+        lea     r9, [r14 + 256]
+1:      vmovups zmm20, [rax]
+        vfmadd231ps zmm16, zmm20, dword ptr [r9]{1to16}
+        vmovups zmm21, [rax + r15]
+        vfmadd231ps zmm17, zmm21, dword ptr [r9 + 64]{1to16}
+        vmovups zmm22, [rax + r10]
+        vfmadd231ps zmm18, zmm22, dword ptr [r9 + 128]{1to16}
+        vmovups zmm23, [rax + r11]
+        vfmadd231ps zmm19, zmm23, dword ptr [r9 + 192]{1to16}
+        add     rax, rbx
+        add     r9, 256
+        dec     rbp
+        jnz     1b
+2:      vaddps  zmm16, zmm16, zmm18
+        vaddps  zmm17, zmm17, zmm19
+        vaddps  zmm\l, zmm16, zmm17
+        add     r13, r8
+        add     r14, 4
 .endm
 
 PG_FUNC(pg_f32_attn_pv_ggml_avx512f)
-        push    rbp
-        mov     rbp, rsp
         push    rbx
+        push    rbp
         push    r12
         push    r13
         push    r14
         push    r15
-        sub     rsp, 2048 + 64
+        mov     rax, [rsp + 56]         /* out */
+        mov     r9, rsp
+        sub     rsp, PV_SAVED + 8
         and     rsp, -64
-        mov     r15, [rbp + 16]         /* out */
-        shl     r8, 2
-        mov     r11, rsi
-        shl     r11, 2                  /* bytes of a row of hd */
-        mov     r12, r11
-        shl     r12, 4                  /* 16 acc rows */
-        mov     r10, rdi
-        and     r10, -64                /* np */
-        /* the double sums start at 0 */
-        vpxord  zmm0, zmm0, zmm0
-        xor     r14, r14
-.Lpv_zero:
-        vmovapd [rsp + r14*2], zmm0
-        vmovapd [rsp + r14*2 + 64], zmm0
-        add     r14, 64
-        cmp     r14, r11
-        jb      .Lpv_zero
-        test    r10, r10
-        jz      .Lpv_tail
-        /* the whole steps: row j into acc row j % 64 */
-        xor     r13, r13
-        mov     rax, rcx
-.Lpv_acc:
-        vbroadcastss zmm16, [rdx + r13*4]
-        mov     rbx, r13
-        and     rbx, 63
-        imul    rbx, r11
-        add     rbx, r9
-        cmp     r13, 64
-        jae     .Lpv_fma
-        PV_ROW  mul
-        jmp     .Lpv_next
-.Lpv_fma:
-        PV_ROW  fma
-.Lpv_next:
-        add     rax, r8
-        inc     r13
-        cmp     r13, r10
-        jb      .Lpv_acc
-        /* fold 16 outputs at a time into the double sums */
-        xor     r14, r14
-.Lpv_fold:
-        lea     rax, [r9 + r14]
+        mov     [rsp + PV_SAVED], r9
+        mov     [rsp + PV_OUT], rax
+        mov     rax, rdi
+        and     rax, -64
+        mov     [rsp + PV_NP], rax
+        mov     r9, rax
+        shr     r9, 6
+        mov     [rsp + PV_NSTEPS], r9
+        mov     r9, rdi
+        sub     r9, rax
+        mov     [rsp + PV_NTAIL], r9
+        /* the tail rows' p, widened (exact) for the double FMAs */
+        xor     r9, r9
+.Lpv_pd:
+        cmp     r9, [rsp + PV_NTAIL]
+        jae     .Lpv_strides
+        lea     rbp, [rax + r9]
+        vcvtss2sd xmm0, xmm0, dword ptr [rdx + rbp*4]
+        vmovsd  [rsp + r9*8], xmm0
+        inc     r9
+        jmp     .Lpv_pd
+.Lpv_strides:
+        shl     r8, 2                   /* ldv bytes */
+        mov     r15, r8
+        shl     r15, 4                  /* 16 rows */
+        lea     r10, [r15 + r15]        /* 32 rows */
+        lea     r11, [r10 + r15]        /* 48 rows */
+        lea     rbx, [r10 + r10]        /* 64 rows: one step */
+        shl     rsi, 2                  /* hd bytes */
+        xor     r12, r12                /* the chunk's byte offset */
+.Lpv_chunk:
+        cmp     qword ptr [rsp + PV_NSTEPS], 0
+        je      .Lpv_nofold
+        lea     r13, [rcx + r12]
+        mov     r14, rdx
         .irp l, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-        PV_LANE \l
+        PV_T    \l
         .endr
-        vaddps  zmm0, zmm0, zmm8        /* t8: l + l + 8 */
+        /* the 16 T[l] folded 8+8, 4+4, (0+1)+(2+3): sixteen outputs */
+        vaddps  zmm0, zmm0, zmm8
         vaddps  zmm1, zmm1, zmm9
         vaddps  zmm2, zmm2, zmm10
         vaddps  zmm3, zmm3, zmm11
@@ -197,57 +212,55 @@ PG_FUNC(pg_f32_attn_pv_ggml_avx512f)
         vaddps  zmm5, zmm5, zmm13
         vaddps  zmm6, zmm6, zmm14
         vaddps  zmm7, zmm7, zmm15
-        vaddps  zmm0, zmm0, zmm4        /* t4: l + l + 4 */
+        vaddps  zmm0, zmm0, zmm4
         vaddps  zmm1, zmm1, zmm5
         vaddps  zmm2, zmm2, zmm6
         vaddps  zmm3, zmm3, zmm7
-        vaddps  zmm0, zmm0, zmm1        /* (t0 + t1) + (t2 + t3) */
+        vaddps  zmm0, zmm0, zmm1
         vaddps  zmm2, zmm2, zmm3
         vaddps  zmm0, zmm0, zmm2
-        vcvtps2pd zmm1, ymm0
-        vextractf64x4 ymm2, zmm0, 1
-        vcvtps2pd zmm2, ymm2
-        vmovapd [rsp + r14*2], zmm1
-        vmovapd [rsp + r14*2 + 64], zmm2
-        add     r14, 64
-        cmp     r14, r11
-        jb      .Lpv_fold
+        vcvtps2pd zmm24, ymm0
+        vextractf64x4 ymm1, zmm0, 1
+        vcvtps2pd zmm25, ymm1
+        jmp     .Lpv_tail
+.Lpv_nofold:
+        vxorpd  xmm24, xmm24, xmm24
+        vxorpd  xmm25, xmm25, xmm25
 .Lpv_tail:
-        /* rows past the last step: p[j] v[j] (float, exact) into the doubles */
-        mov     r13, r10
-.Lpv_trow:
-        cmp     r13, rdi
-        jae     .Lpv_out
-        vbroadcastss ymm1, [rdx + r13*4]
-        mov     rax, r13
+        /* rows np.. one by one in double: sum += v p (exact) */
+        mov     rbp, [rsp + PV_NTAIL]
+        test    rbp, rbp
+        jz      .Lpv_store
+        mov     rax, [rsp + PV_NP]
         imul    rax, r8
         add     rax, rcx
-        xor     r14, r14
-.Lpv_tcol:
-        vmulps  ymm0, ymm1, [rax + r14]
-        vcvtps2pd zmm0, ymm0
-        vaddpd  zmm0, zmm0, [rsp + r14*2]
-        vmovapd [rsp + r14*2], zmm0
-        add     r14, 32
-        cmp     r14, r11
-        jb      .Lpv_tcol
-        inc     r13
-        jmp     .Lpv_trow
-.Lpv_out:
-        xor     r14, r14
-.Lpv_round:
-        vcvtpd2ps ymm0, zmmword ptr [rsp + r14*2]
-        vmovups [r15 + r14], ymm0
-        add     r14, 32
-        cmp     r14, r11
-        jb      .Lpv_round
-        lea     rsp, [rbp - 40]
+        add     rax, r12
+        xor     r9, r9
+.Lpv_trow:
+        vcvtps2pd zmm20, ymmword ptr [rax]
+        vcvtps2pd zmm21, ymmword ptr [rax + 32]
+        vfmadd231pd zmm24, zmm20, qword ptr [rsp + r9*8]{1to8}
+        vfmadd231pd zmm25, zmm21, qword ptr [rsp + r9*8]{1to8}
+        add     rax, r8
+        inc     r9
+        cmp     r9, rbp
+        jb      .Lpv_trow
+.Lpv_store:
+        vcvtpd2ps ymm0, zmm24
+        vcvtpd2ps ymm1, zmm25
+        vinsertf64x4 zmm0, zmm0, ymm1, 1
+        mov     rax, [rsp + PV_OUT]
+        vmovups [rax + r12], zmm0
+        add     r12, 64
+        cmp     r12, rsi
+        jb      .Lpv_chunk
+        mov     rsp, [rsp + PV_SAVED]
         pop     r15
         pop     r14
         pop     r13
         pop     r12
-        pop     rbx
         pop     rbp
+        pop     rbx
         vzeroupper
         ret
 PG_ENDFUNC(pg_f32_attn_pv_ggml_avx512f)
