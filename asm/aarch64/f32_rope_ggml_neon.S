@@ -22,6 +22,18 @@
 #include "pg_asm.h"
 
         .text
+
+/* x = a c - b s, y = a s + b c: each product rounded to float, then one
+ * subtraction or addition, as the reference (never a fused multiply-add) */
+.macro ROTATE a, b, c, s, x, y, t0, t1
+        fmul    \x, \a, \c
+        fmul    \t0, \b, \s
+        fmul    \y, \a, \s
+        fmul    \t1, \b, \c
+        fsub    \x, \x, \t0
+        fadd    \y, \y, \t1
+.endm
+
 PG_FUNC(pg_f32_rope_ggml_neon)
         ldr     x8, [sp]                /* ld_cs */
         ldr     x9, [sp, #8]            /* x */
@@ -48,12 +60,7 @@ PG_FUNC(pg_f32_rope_ggml_neon)
 1:      ld2     {v0.4s, v1.4s}, [x12]           /* a, b */
         ld1     {v2.4s}, [x13], #16             /* c */
         ld1     {v3.4s}, [x14], #16             /* s */
-        fmul    v16.4s, v0.4s, v2.4s
-        fmul    v18.4s, v1.4s, v3.4s
-        fmul    v17.4s, v0.4s, v3.4s
-        fmul    v19.4s, v1.4s, v2.4s
-        fsub    v16.4s, v16.4s, v18.4s          /* a c - b s */
-        fadd    v17.4s, v17.4s, v19.4s          /* a s + b c */
+        ROTATE  v0.4s, v1.4s, v2.4s, v3.4s, v16.4s, v17.4s, v18.4s, v19.4s
         st2     {v16.4s, v17.4s}, [x12], #32
         sub     x15, x15, #4
         cmp     x15, #4
@@ -62,12 +69,7 @@ PG_FUNC(pg_f32_rope_ggml_neon)
 3:      ldp     s0, s1, [x12]
         ldr     s2, [x13], #4
         ldr     s3, [x14], #4
-        fmul    s16, s0, s2
-        fmul    s18, s1, s3
-        fmul    s17, s0, s3
-        fmul    s19, s1, s2
-        fsub    s16, s16, s18
-        fadd    s17, s17, s19
+        ROTATE  s0, s1, s2, s3, s16, s17, s18, s19
         stp     s16, s17, [x12], #8
         subs    x15, x15, #1
         b.ne    3b
@@ -95,12 +97,7 @@ PG_FUNC(pg_f32_rope_ggml_neon)
         ldr     q1, [x12, x16]                  /* b */
         ld1     {v2.4s}, [x13], #16             /* c */
         ld1     {v3.4s}, [x14], #16             /* s */
-        fmul    v16.4s, v0.4s, v2.4s
-        fmul    v18.4s, v1.4s, v3.4s
-        fmul    v17.4s, v0.4s, v3.4s
-        fmul    v19.4s, v1.4s, v2.4s
-        fsub    v16.4s, v16.4s, v18.4s          /* a c - b s */
-        fadd    v17.4s, v17.4s, v19.4s          /* a s + b c */
+        ROTATE  v0.4s, v1.4s, v2.4s, v3.4s, v16.4s, v17.4s, v18.4s, v19.4s
         str     q17, [x12, x16]
         str     q16, [x12], #16
         sub     x15, x15, #4
@@ -111,12 +108,7 @@ PG_FUNC(pg_f32_rope_ggml_neon)
         ldr     s1, [x12, x16]
         ldr     s2, [x13], #4
         ldr     s3, [x14], #4
-        fmul    s16, s0, s2
-        fmul    s18, s1, s3
-        fmul    s17, s0, s3
-        fmul    s19, s1, s2
-        fsub    s16, s16, s18
-        fadd    s17, s17, s19
+        ROTATE  s0, s1, s2, s3, s16, s17, s18, s19
         str     s17, [x12, x16]
         str     s16, [x12], #4
         subs    x15, x15, #1
