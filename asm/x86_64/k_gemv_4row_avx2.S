@@ -33,9 +33,10 @@
  *
  * Registers: rdi rows left, rsi super-blocks per row, rdx row 0 of the
  * group, rcx ldw, r8 x, r9 y; rax/r10/r11/rbx the row walks, r12 the x
- * walk, r13 super-blocks left, r14 the prefetch walk.  ymm0-3 the row
- * sums, ymm4 0x0f bytes, ymm5 the int32 sum, ymm6-9 and ymm13-15 scratch,
- * ymm10 x's d, ymm11 x's bsums, ymm12 the scales as int16.
+ * walk, r13 super-blocks left, r14 the prefetch walk, [rsp] the group's
+ * scale factors (SCALES).  ymm0-3 the row sums, ymm4 0x0f bytes, ymm5 the
+ * int32 sum, ymm6-9 and ymm13-15 scratch, ymm10 x's d, ymm11 x's bsums,
+ * ymm12 the scales as int16.
  */
 #include "pg_asm.h"
 
@@ -77,7 +78,34 @@
         vpor    ymm13, ymm13, ymm14
 .endm
 
-.macro ROW t, wp, acc
+/* The four rows' super-block scales times x's d, to [rsp] (as the AVX-512
+ * VNNI kernel's SCALES): q4_K / q5_K [d_0 d_x, dmin_0 d_x, .., d_3 d_x,
+ * dmin_3 d_x], q6_K [d_0 d_x, .., d_3 d_x]; each row then broadcasts its
+ * factors from memory (a load port, no vector ALU). */
+.macro SCALES t
+.if \t == T_Q6_K
+        vpxor   xmm6, xmm6, xmm6
+        vpinsrw xmm6, xmm6, word ptr [rax + 208], 0
+        vpinsrw xmm6, xmm6, word ptr [r10 + 208], 1
+        vpinsrw xmm6, xmm6, word ptr [r11 + 208], 2
+        vpinsrw xmm6, xmm6, word ptr [rbx + 208], 3
+        vcvtph2ps xmm6, xmm6
+        vmulps  xmm6, xmm6, xmm10
+        vmovups [rsp], xmm6
+.else
+        vmovd   xmm6, dword ptr [rax]
+        vpinsrd xmm6, xmm6, dword ptr [r10], 1
+        vpinsrd xmm6, xmm6, dword ptr [r11], 2
+        vpinsrd xmm6, xmm6, dword ptr [rbx], 3
+        vcvtph2ps ymm6, xmm6
+        vmulps  ymm6, ymm6, ymm10
+        vmovups [rsp], ymm6
+.endif
+.endm
+
+/* One row's super-block at [wp]: acc += its part of the dot; its scale
+ * factors at [rsp + slot] (SCALES). */
+.macro ROW t, wp, acc, slot
 .if \t == T_Q6_K
         vpmovsxbw ymm7, xmmword ptr [\wp + 192]
         vpmaddwd ymm8, ymm7, ymm11
@@ -101,9 +129,7 @@
     .endr
   .endr
         vpsubd  ymm5, ymm5, ymm8
-        vpbroadcastw xmm6, word ptr [\wp + 208]
-        vcvtph2ps ymm6, xmm6
-        vmulps  ymm6, ymm6, ymm10
+        vbroadcastss ymm6, dword ptr [rsp + \slot]
         vcvtdq2ps ymm5, ymm5
         vfmadd231ps \acc, ymm5, ymm6
 .else
@@ -147,12 +173,12 @@
         vpaddd  ymm5, ymm5, ymm14
     .endif
   .endr
-        vcvtph2ps xmm6, qword ptr [\wp]
-        vmulps  xmm6, xmm6, xmm10
-        vbroadcastss ymm7, xmm6
+        /* acc += d d_x * sums, lanes 0-3 -= dmin d_x * mins (lanes 4-7 of
+         * ymm8 are 0) */
+        vbroadcastss ymm7, dword ptr [rsp + \slot]
         vcvtdq2ps ymm5, ymm5
         vfmadd231ps \acc, ymm5, ymm7
-        vpermilps xmm6, xmm6, 0x55
+        vbroadcastss ymm6, dword ptr [rsp + \slot + 4]
         vcvtdq2ps xmm8, xmm8
         vfnmadd231ps \acc, ymm8, ymm6
 .endif
@@ -162,16 +188,20 @@
 PG_FUNC(\name)
 .if \t == T_Q4_K
   .set WB, 144
+  .set SSTEP, 8
 .elseif \t == T_Q5_K
   .set WB, 176
+  .set SSTEP, 8
 .else
   .set WB, 210
+  .set SSTEP, 4
 .endif
 .set PF_LINES, (4*WB + 63) / 64
         push    rbx
         push    r12
         push    r13
         push    r14
+        sub     rsp, 40                 /* the group's scale factors */
         shr     rsi, 8
         lea     r13, [rdx + rcx*4 + KGEMV_PF_DIST]
         mov     r14, rdx
@@ -219,10 +249,11 @@ PG_FUNC(\name)
         add     r14, 64
 .endr
         sub     r14, PF_LINES*64 - 4*WB
-        ROW     \t, rax, ymm0
-        ROW     \t, r10, ymm1
-        ROW     \t, r11, ymm2
-        ROW     \t, rbx, ymm3
+        SCALES  \t
+        ROW     \t, rax, ymm0, 0
+        ROW     \t, r10, ymm1, SSTEP
+        ROW     \t, r11, ymm2, 2*SSTEP
+        ROW     \t, rbx, ymm3, 3*SSTEP
         add     rax, WB
         add     r10, WB
         add     r11, WB
@@ -251,6 +282,7 @@ PG_FUNC(\name)
         vmaskmovps [r9], xmm1, xmm0
 
 9:      vzeroupper
+        add     rsp, 40
         pop     r14
         pop     r13
         pop     r12
