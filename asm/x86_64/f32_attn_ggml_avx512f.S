@@ -12,6 +12,11 @@
  * folded (0+2) + (1+3), then 8+8, 4+4, (0+1)+(2+3) as the reference does;
  * the elements past the last step of 64 (80- and 96-wide heads) one by
  * one in double.  q is read from memory per key (L1: at most 1 KB).
+ * Heads of whole steps (64, 128, 192, 256) take four keys at a time:
+ * q's step in zmm16-19, key k's accumulators in zmm 4k..4k+3, and the
+ * four folds shared - 8+8 by 128-bit shuffles of two keys into one zmm,
+ * 4+4 by shuffles of all four into one lane each, (0+1)+(2+3) by in-lane
+ * permutes - the same additions on the same operands as one key's fold.
  * f32_attn_ggml_avx2_fma3.S is the same with each 16-lane accumulator as
  * two ymm.
  *
@@ -46,6 +51,108 @@ PG_FUNC(pg_f32_attn_kq_ggml_avx512f)
         shl     r8, 2
         mov     r10, rsi
         and     r10, -64                /* np: elements in whole steps */
+        /* whole 64-element heads: four keys at a time, their folds
+         * shared (KQ4 below); the rest one by one */
+        test    rsi, 63
+        jnz     .Lkq_one_by_one
+        cmp     rdi, 4
+        jb      .Lkq_one_by_one
+        push    r12
+        push    r13
+        vmovups zmm20, [rip + .Lkq_pick]
+        shl     r10, 2                  /* hd bytes */
+.Lkq_four:
+        lea     r11, [rcx + r8]
+        lea     r12, [rcx + r8*2]
+        lea     r13, [r11 + r8*2]
+        xor     eax, eax
+        vmovups zmm16, [rdx + rax]
+        vmovups zmm17, [rdx + rax + 64]
+        vmovups zmm18, [rdx + rax + 128]
+        vmovups zmm19, [rdx + rax + 192]
+        vmulps      zmm0, zmm16, [rcx + rax]
+        vmulps      zmm1, zmm17, [rcx + rax + 64]
+        vmulps      zmm2, zmm18, [rcx + rax + 128]
+        vmulps      zmm3, zmm19, [rcx + rax + 192]
+        vmulps      zmm4, zmm16, [r11 + rax]
+        vmulps      zmm5, zmm17, [r11 + rax + 64]
+        vmulps      zmm6, zmm18, [r11 + rax + 128]
+        vmulps      zmm7, zmm19, [r11 + rax + 192]
+        vmulps      zmm8, zmm16, [r12 + rax]
+        vmulps      zmm9, zmm17, [r12 + rax + 64]
+        vmulps      zmm10, zmm18, [r12 + rax + 128]
+        vmulps      zmm11, zmm19, [r12 + rax + 192]
+        vmulps      zmm12, zmm16, [r13 + rax]
+        vmulps      zmm13, zmm17, [r13 + rax + 64]
+        vmulps      zmm14, zmm18, [r13 + rax + 128]
+        vmulps      zmm15, zmm19, [r13 + rax + 192]
+        mov     eax, 256
+.Lkq_four_step:
+        cmp     rax, r10
+        jae     .Lkq_four_fold
+        vmovups zmm16, [rdx + rax]
+        vmovups zmm17, [rdx + rax + 64]
+        vmovups zmm18, [rdx + rax + 128]
+        vmovups zmm19, [rdx + rax + 192]
+        vfmadd231ps zmm0, zmm16, [rcx + rax]
+        vfmadd231ps zmm1, zmm17, [rcx + rax + 64]
+        vfmadd231ps zmm2, zmm18, [rcx + rax + 128]
+        vfmadd231ps zmm3, zmm19, [rcx + rax + 192]
+        vfmadd231ps zmm4, zmm16, [r11 + rax]
+        vfmadd231ps zmm5, zmm17, [r11 + rax + 64]
+        vfmadd231ps zmm6, zmm18, [r11 + rax + 128]
+        vfmadd231ps zmm7, zmm19, [r11 + rax + 192]
+        vfmadd231ps zmm8, zmm16, [r12 + rax]
+        vfmadd231ps zmm9, zmm17, [r12 + rax + 64]
+        vfmadd231ps zmm10, zmm18, [r12 + rax + 128]
+        vfmadd231ps zmm11, zmm19, [r12 + rax + 192]
+        vfmadd231ps zmm12, zmm16, [r13 + rax]
+        vfmadd231ps zmm13, zmm17, [r13 + rax + 64]
+        vfmadd231ps zmm14, zmm18, [r13 + rax + 128]
+        vfmadd231ps zmm15, zmm19, [r13 + rax + 192]
+        add     rax, 256
+        jmp     .Lkq_four_step
+.Lkq_four_fold:
+        /* per key (a0 + a2) + (a1 + a3) into zmm 4k */
+        vaddps  zmm0, zmm0, zmm2
+        vaddps  zmm1, zmm1, zmm3
+        vaddps  zmm0, zmm0, zmm1
+        vaddps  zmm4, zmm4, zmm6
+        vaddps  zmm5, zmm5, zmm7
+        vaddps  zmm4, zmm4, zmm5
+        vaddps  zmm8, zmm8, zmm10
+        vaddps  zmm9, zmm9, zmm11
+        vaddps  zmm8, zmm8, zmm9
+        vaddps  zmm12, zmm12, zmm14
+        vaddps  zmm13, zmm13, zmm15
+        vaddps  zmm12, zmm12, zmm13
+        /* 8+8: [key0 | key1] and [key2 | key3], lanes l + l+8 */
+        vshuff32x4 zmm16, zmm0, zmm4, 0x44
+        vshuff32x4 zmm17, zmm0, zmm4, 0xee
+        vaddps  zmm16, zmm16, zmm17
+        vshuff32x4 zmm17, zmm8, zmm12, 0x44
+        vshuff32x4 zmm18, zmm8, zmm12, 0xee
+        vaddps  zmm17, zmm17, zmm18
+        /* 4+4: one 128-bit lane per key, l + l+4 */
+        vshuff32x4 zmm18, zmm16, zmm17, 0x88
+        vshuff32x4 zmm19, zmm16, zmm17, 0xdd
+        vaddps  zmm18, zmm18, zmm19
+        /* (0+1)+(2+3) in each lane, then element 0 of each lane */
+        vpermilps zmm19, zmm18, 0xb1
+        vaddps  zmm18, zmm18, zmm19
+        vpermilps zmm19, zmm18, 0x4e
+        vaddps  zmm18, zmm18, zmm19
+        vpermps zmm0, zmm20, zmm18
+        vmovups [r9], xmm0
+        add     r9, 16
+        lea     rcx, [rcx + r8*4]
+        sub     rdi, 4
+        cmp     rdi, 4
+        jae     .Lkq_four
+        pop     r13
+        pop     r12
+        shr     r10, 2
+.Lkq_one_by_one:
         test    rdi, rdi
         jz      .Lkq_done
 .Lkq_key:
@@ -224,8 +331,8 @@ PG_FUNC(pg_f32_attn_pv_ggml_avx512f)
         vcvtps2pd zmm25, ymm1
         jmp     .Lpv_tail
 .Lpv_nofold:
-        vxorpd  xmm24, xmm24, xmm24
-        vxorpd  xmm25, xmm25, xmm25
+        vpxord  zmm24, zmm24, zmm24
+        vpxord  zmm25, zmm25, zmm25
 .Lpv_tail:
         /* rows np.. one by one in double: sum += v p (exact) */
         mov     rbp, [rsp + PV_NTAIL]
@@ -264,6 +371,11 @@ PG_FUNC(pg_f32_attn_pv_ggml_avx512f)
         vzeroupper
         ret
 PG_ENDFUNC(pg_f32_attn_pv_ggml_avx512f)
+
+        PG_RODATA
+        .p2align 6
+.Lkq_pick:                              /* element 0 of each 128-bit lane */
+        .long   0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 
 #if defined(__linux__) && defined(__ELF__)
         .section .note.GNU-stack, "", @progbits
