@@ -6,7 +6,8 @@
  * rows x 64 bytes of k), tmm6 / tmm7 the two 16-column halves of 16
  * 4-byte rows of the packed panel (gemm_u8s8's layout read in place: a
  * panel's groups are 128 bytes, so a B tile is 16 rows of 64 bytes at
- * stride 128).  Each step takes 64 k.  The products go to a 32 x 32 int32
+ * stride 128; configured by amx_tiles.h, and left so on return).  Each
+ * step takes 64 k.  The products go to a 32 x 32 int32
  * buffer on the stack; the k % 64 left (a multiple of 4: the packed K is
  * padded to 4 only, the layout every gemm_u8s8 variant shares) are added
  * row by row with vpdpbusd from that buffer, then each row gets the
@@ -21,6 +22,7 @@
  *          size_t ldc, const pg_u8s8_epilogue *ep);
  *          [rbp+24]    [rbp+32]                                          */
 #include "pg_asm.h"
+#include "amx_tiles.h"
 
 #define ARG_C   [rbp + 16]
 #define ARG_LDC [rbp + 24]
@@ -107,34 +109,7 @@ PG_FUNC(pg_u8s8_gemm_32x32_amx)
         and     rsp, -64
         mov     SLOT_L, r8
 
-        vpxord  zmm0, zmm0, zmm0
-        vmovdqu64 [rsp], zmm0
-        mov     byte ptr [rsp], 1
-        mov     rax, rdi
-        cmp     rax, 16
-        jbe     1f
-        mov     eax, 16
-1:      mov     rbx, rdi
-        sub     rbx, rax
-        mov     word ptr [rsp + 16], 64
-        mov     word ptr [rsp + 18], 64
-        mov     word ptr [rsp + 24], 64
-        mov     word ptr [rsp + 28], 64
-        mov     word ptr [rsp + 30], 64
-        mov     byte ptr [rsp + 48], al
-        mov     byte ptr [rsp + 49], al
-        mov     byte ptr [rsp + 52], al
-        mov     byte ptr [rsp + 54], 16
-        mov     byte ptr [rsp + 55], 16
-        test    rbx, rbx
-        jz      2f
-        mov     word ptr [rsp + 20], 64
-        mov     word ptr [rsp + 22], 64
-        mov     word ptr [rsp + 26], 64
-        mov     byte ptr [rsp + 50], bl
-        mov     byte ptr [rsp + 51], bl
-        mov     byte ptr [rsp + 53], bl
-2:      ldtilecfg [rsp]
+        AMX_CFG_32x32                           /* rbx: rows past 16 */
 
         mov     rax, rdx
         and     rax, 63
@@ -190,7 +165,6 @@ PG_FUNC(pg_u8s8_gemm_32x32_amx)
         lea     rax, [rsp + BUF]
         tilestored [rax + r11 * 1], tmm0
         tilestored [rax + r11 * 1 + 64], tmm1
-        tilerelease
         mov     SLOT_B, r9
         mov     r8, rcx                         /* row 0 of A at the tail */
 

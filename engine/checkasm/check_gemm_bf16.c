@@ -179,6 +179,8 @@ static int check_tiles(const pg_kernel_family *op, int v, bbufs *b)
         checkasm_bench_work(2.0 * MR * 32 * k, 0);
         bench_new(MR, 32, k, b->A, k, b->packed, b->cbuf, 32, &ep);
     }
+    if (prm->finish)   /* the AMX kernels leave the tiles configured */
+        prm->finish();
     return 1;
 }
 

@@ -354,6 +354,8 @@ static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_v
         pg_sgemm_epilogue ep = { NULL, PG_ACT_NONE, 0 };
         r->fn.gemm_bf16((size_t)p->mr, NR, K, a, K, pb, want, NR, &ep);
         v->fn.gemm_bf16((size_t)p->mr, NR, K, a, K, pb, got, NR, &ep);
+        if (p->finish)
+            p->finish();
         return close_all(want, got, (size_t)p->mr * NR);
     }
     case PG_KERNEL_FN_gemm_u8s8: {
@@ -376,6 +378,8 @@ static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_v
                                 PG_U8S8_OUT_F32, 0 };
         r->fn.gemm_u8s8((size_t)p->mr, NR, w.kp, a, K, w.data, want, NR, &ep);
         v->fn.gemm_u8s8((size_t)p->mr, NR, w.kp, a, K, w.data, got, NR, &ep);
+        if (p->finish)
+            p->finish();
         return !memcmp(want, got, (size_t)p->mr * NR * sizeof(float));
     }
     default:

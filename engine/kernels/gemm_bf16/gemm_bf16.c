@@ -47,6 +47,7 @@ void pg_bf16_convert_rows(const pg_variant *cvt, size_t M, size_t K, const float
 
 typedef struct bf_job {
     pg_gemm_bf16_ukernel_fn kernel;
+    void (*finish)(void);
     size_t mr, M, N, kp, lda, ldc, col0;
     const uint16_t *A, *B;
     const float *bias;
@@ -78,6 +79,8 @@ static void run_task(void *ctx, size_t task)
             j->kernel(h, w, j->kp, j->A + i * j->lda, j->lda,
                       j->B + (pbase + p) * j->kp * PG_BF16_NR, j->C + i * j->ldc + col, j->ldc, &ep);
         }
+    if (j->finish)
+        j->finish();
 }
 
 pg_status pg_bf16_gemm_packed(const pg_variant *v, size_t M, size_t N, size_t K,
@@ -98,7 +101,7 @@ pg_status pg_bf16_gemm_packed(const pg_variant *v, size_t M, size_t N, size_t K,
         return pg_fail(PG_ERR_INVALID_ARG, "pg_bf16_gemm_packed: missing buffer or short stride "
                        "(lda %zu, kp %zu, ldc %zu, N %zu)", ldab, kp, ldc, N);
     const pg_bf16_params *prm = v->params;
-    bf_job j = { .kernel = v->fn.gemm_bf16, .mr = (size_t)prm->mr, .M = M, .N = N, .kp = kp,
+    bf_job j = { .kernel = v->fn.gemm_bf16, .finish = prm->finish, .mr = (size_t)prm->mr, .M = M, .N = N, .kp = kp,
                  .lda = ldab, .ldc = ldc, .col0 = col0, .A = Ab, .B = B, .bias = bias,
                  .act = act, .C = C };
     int t = pg_threads_resolve(threads);

@@ -31,12 +31,14 @@
 #include <stdint.h>
 
 #include "../sgemm/sgemm.h"
+#include "../amx_tile.h"
 #include "../variant.h"
 
 #define PG_BF16_NR 32
 
 typedef struct pg_bf16_params {
     int mr, nr, kstep;
+    void (*finish)(void);   /* after a thread's run of calls, or NULL (amx_tile.h) */
 } pg_bf16_params;
 
 /* K padded as the packed B and the converted A rows hold it */

@@ -116,6 +116,7 @@ void pg_u8s8_quantize_rows(const pg_variant *quant, size_t M, size_t K, const fl
 
 typedef struct u8_job {
     pg_gemm_u8s8_ukernel_fn kernel;
+    void (*finish)(void);
     size_t mr, M, N, kp, lda, ldc, es, col0;
     const uint8_t *A;
     const pg_u8s8_packed *B;
@@ -170,6 +171,8 @@ static void run_task(void *ctx, size_t task)
             for (size_t p = p0; p < p1; p++)
                 tile(j, p, i, m1 - i < j->mr ? m1 - i : j->mr);
     }
+    if (j->finish)
+        j->finish();
 }
 
 pg_status pg_u8s8_gemm_packed(const pg_variant *v, size_t M, size_t N, const uint8_t *Aq,
@@ -201,7 +204,7 @@ pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const
                        "(lda %zu, kp %zu, ldc %zu, N %zu)", lda, B->kp, ldc, N);
     const pg_u8s8_params *prm = v->params;
     u8_job j = {
-        .kernel = v->fn.gemm_u8s8, .mr = (size_t)prm->mr, .M = M, .N = N, .kp = B->kp,
+        .kernel = v->fn.gemm_u8s8, .finish = prm->finish, .mr = (size_t)prm->mr, .M = M, .N = N, .kp = B->kp,
         .lda = lda, .ldc = ldc, .col0 = col0, .A = Aq, .B = B, .ep = ep, .C = C,
         .es = ep->out_mode == PG_U8S8_OUT_U8 || ep->out_mode == PG_U8S8_OUT_S8 ? 1 : 4,
         .act = act ? act->fn.unary : NULL,
