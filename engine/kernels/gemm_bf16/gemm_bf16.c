@@ -101,9 +101,9 @@ pg_status pg_bf16_gemm_packed(const pg_variant *v, size_t M, size_t N, size_t K,
         return pg_fail(PG_ERR_INVALID_ARG, "pg_bf16_gemm_packed: missing buffer or short stride "
                        "(lda %zu, kp %zu, ldc %zu, N %zu)", ldab, kp, ldc, N);
     const pg_bf16_params *prm = v->params;
-    bf_job j = { .kernel = v->fn.gemm_bf16, .finish = prm->finish, .mr = (size_t)prm->mr, .M = M, .N = N, .kp = kp,
-                 .lda = ldab, .ldc = ldc, .col0 = col0, .A = Ab, .B = B, .bias = bias,
-                 .act = act, .C = C };
+    bf_job j = { .kernel = v->fn.gemm_bf16, .finish = prm->finish, .mr = (size_t)prm->mr,
+                 .M = M, .N = N, .kp = kp, .lda = ldab, .ldc = ldc, .col0 = col0, .A = Ab, .B = B,
+                 .bias = bias, .act = act, .C = C };
     int t = pg_threads_resolve(threads);
     double flops = 2.0 * (double)M * (double)N * (double)kp;
     if (t > 1 && flops / 2e6 < t)

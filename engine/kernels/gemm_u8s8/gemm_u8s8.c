@@ -204,7 +204,8 @@ pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const
                        "(lda %zu, kp %zu, ldc %zu, N %zu)", lda, B->kp, ldc, N);
     const pg_u8s8_params *prm = v->params;
     u8_job j = {
-        .kernel = v->fn.gemm_u8s8, .finish = prm->finish, .mr = (size_t)prm->mr, .M = M, .N = N, .kp = B->kp,
+        .kernel = v->fn.gemm_u8s8, .finish = prm->finish, .mr = (size_t)prm->mr, .M = M, .N = N,
+        .kp = B->kp,
         .lda = lda, .ldc = ldc, .col0 = col0, .A = Aq, .B = B, .ep = ep, .C = C,
         .es = ep->out_mode == PG_U8S8_OUT_U8 || ep->out_mode == PG_U8S8_OUT_S8 ? 1 : 4,
         .act = act ? act->fn.unary : NULL,
