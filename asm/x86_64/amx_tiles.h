@@ -1,58 +1,70 @@
 /* amx_tiles.h - the tile set-up shared by the 32 x 32 AMX kernels
  * (bf16_gemm_32x32_amx.S, u8s8_gemm_32x32_amx.S); included after pg_asm.h.
  *
- * AMX_CFG_32x32 writes at [rsp] (64 bytes, 64-aligned) the configuration
- * of a tile of mr (rdi, 1..32) rows: tmm0 / tmm1 C rows 0-15, tmm2 / tmm3
- * C rows 16-31 (left unconfigured when mr <= 16), tmm4 / tmm5 A rows 0-15 /
- * 16-31, tmm6 / tmm7 B; every tile row is 64 bytes.  rbx = the rows of the
- * second half (mr - 16, or 0).
+ * The configuration of a tile of mr (1..32) rows: tmm0 / tmm1 C rows 0-15,
+ * tmm2 / tmm3 C rows 16-31 (left unconfigured when mr <= 16), tmm4 / tmm5
+ * A rows 0-15 / 16-31, tmm6 / tmm7 B; every tile row is 64 bytes.  The 32
+ * configurations are a table in the kernel's read-only data
+ * (AMX_CFG_TABLE), 64 bytes each.
  *
- * The configuration is loaded only when the tiles do not already hold it:
- * ldtilecfg costs about 50 ns (it zeroes every tile; Sapphire Rapids), as
- * long as a whole 32 x 32 x 256 tile's products take, while sttilecfg and a
- * compare cost 5.  So the kernels leave the tiles configured when they
- * return, and the drivers release them (pg_amx_tile_release) once a thread
- * has made its run of calls.  [rsp + 64] is 64 bytes of scratch for the
- * stored configuration.  Clobbers rax, zmm0, k1. */
+ * AMX_CFG_32x32 (mr in rdi) loads mr's configuration only when the tiles
+ * do not already hold it: ldtilecfg costs about 50 ns (it zeroes every
+ * tile; Sapphire Rapids), as long as a whole 32 x 32 x 256 tile's products
+ * take, while sttilecfg and a compare with the table's entry cost 3.  So
+ * the kernels leave the tiles configured when they return, and the drivers
+ * release them (pg_amx_tile_release) once a thread has made its run of
+ * calls.  (The configuration used to be written byte by byte on the stack
+ * each call; loading those 64 bytes back as one stalled on the stores, 40
+ * ns a call.)  Sets rbx = the rows of the second half (mr - 16, or 0);
+ * [rsp + 64] is 64 bytes of scratch (64-aligned) for the stored
+ * configuration.  Clobbers rax, zmm0, k1. */
 #ifndef PG_AMX_TILES_H
 #define PG_AMX_TILES_H
 
 .macro AMX_CFG_32x32
-        vpxord  zmm0, zmm0, zmm0
-        vmovdqu64 [rsp], zmm0
-        mov     byte ptr [rsp], 1               /* palette 1 */
-        mov     rax, rdi                        /* rows of the first half: min(mr, 16) */
-        cmp     rax, 16
-        jbe     91f
-        mov     eax, 16
-91:     mov     rbx, rdi
-        sub     rbx, rax
-        /* colsb (u16) at 16 + 2 i, rows at 48 + i */
-        mov     word ptr [rsp + 16], 64
-        mov     word ptr [rsp + 18], 64
-        mov     word ptr [rsp + 24], 64
-        mov     word ptr [rsp + 28], 64
-        mov     word ptr [rsp + 30], 64
-        mov     byte ptr [rsp + 48], al
-        mov     byte ptr [rsp + 49], al
-        mov     byte ptr [rsp + 52], al
-        mov     byte ptr [rsp + 54], 16
-        mov     byte ptr [rsp + 55], 16
-        test    rbx, rbx
-        jz      92f
-        mov     word ptr [rsp + 20], 64
-        mov     word ptr [rsp + 22], 64
-        mov     word ptr [rsp + 26], 64
-        mov     byte ptr [rsp + 50], bl
-        mov     byte ptr [rsp + 51], bl
-        mov     byte ptr [rsp + 53], bl
-92:     sttilecfg [rsp + 64]
-        vmovdqu64 zmm0, [rsp]
-        vpcmpeqq k1, zmm0, [rsp + 64]
+        lea     rbx, [rip + amx_cfg_32x32 - 64]
+        mov     rax, rdi
+        shl     rax, 6
+        add     rax, rbx                        /* mr's entry */
+        sttilecfg [rsp + 64]
+        vmovdqu64 zmm0, [rsp + 64]
+        vpcmpeqq k1, zmm0, [rax]
         kortestb k1, k1
         jc      93f                             /* all eight quadwords equal */
-        ldtilecfg [rsp]
-93:
+        ldtilecfg [rax]
+93:     mov     rbx, rdi
+        sub     rbx, 16
+        jae     94f
+        xor     ebx, ebx
+94:
+.endm
+
+/* one configuration: palette 1, colsb (u16) at 16 + 2 i, rows at 48 + i */
+.macro AMX_CFG_ENTRY mr
+        .byte   1
+        .fill   15, 1, 0
+.if \mr > 16
+        .short  64, 64, 64, 64, 64, 64, 64, 64
+.else
+        .short  64, 64, 0, 0, 64, 0, 64, 64
+.endif
+        .fill   16, 1, 0
+.if \mr > 16
+        .byte   16, 16, \mr - 16, \mr - 16, 16, \mr - 16, 16, 16
+.else
+        .byte   \mr, \mr, 0, 0, \mr, 0, 16, 16
+.endif
+        .fill   8, 1, 0
+.endm
+
+/* the table AMX_CFG_32x32 reads: entry mr - 1 for mr rows */
+.macro AMX_CFG_TABLE
+        .p2align 6
+amx_cfg_32x32:
+        .irp mr, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, \
+                 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32
+        AMX_CFG_ENTRY \mr
+        .endr
 .endm
 
 #endif

@@ -255,6 +255,7 @@ PG_ENDFUNC(pg_bf16_gemm_32x32_amx)
  * error 5.3e-8 in exact arithmetic, 4.4e-7 (7 ulp) evaluated in float32 as
  * here, against erf. */
         PG_RODATA
+        AMX_CFG_TABLE
         .p2align 2
 gelu_rsqrt2:    .float 0.70710678118654752
 gelu_clamp:     .float 3.925

@@ -258,6 +258,7 @@ PG_FUNC(pg_u8s8_gemm_32x32_amx)
 PG_ENDFUNC(pg_u8s8_gemm_32x32_amx)
 
         PG_RODATA
+        AMX_CFG_TABLE
         .p2align 2
 big:     .float 1.0e9
 sign_bit: .long 0x80000000
