@@ -226,9 +226,8 @@ static void softmax_row(const attn_job *j, int64_t b, int64_t h, int64_t i, floa
     for (size_t c = L; c < Sk; c++)
         si[c] = 0.0f;
     if (j->nan_to_zero)
-        for (size_t c = 0; c < Sk; c++)
-            if (si[c] != si[c])
-                si[c] = 0.0f;   /* Where(IsNaN(P), 0, P) */
+        for (size_t c = 0; c < Sk; c++)   /* Where(IsNaN(P), 0, P), branch-free: vectorised */
+            si[c] = si[c] == si[c] ? si[c] : 0.0f;
 }
 
 static void attend_pair(const attn_job *j, float *slot, size_t bh)

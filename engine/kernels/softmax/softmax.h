@@ -28,6 +28,7 @@
 
 void pg_f32_softmax_c(size_t n, const float *x, float scale, const float *mask, float *y);
 void pg_f32_softmax_avx2_fma3(size_t n, const float *x, float scale, const float *mask, float *y);
+void pg_f32_softmax_avx512f(size_t n, const float *x, float scale, const float *mask, float *y);
 void pg_f32_softmax_neon(size_t n, const float *x, float scale, const float *mask, float *y);
 
 extern const pg_kernel_family pg_kernels_softmax;

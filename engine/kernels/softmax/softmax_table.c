@@ -3,6 +3,8 @@
 
 static const pg_variant variants[] = {
 #if defined(__x86_64__)
+    { "f32_softmax_avx512f", "avx512", PG_CPU_AVX512F | PG_CPU_AVX2 | PG_CPU_FMA,
+      .fn = { .softmax = pg_f32_softmax_avx512f }, NULL },
     { "f32_softmax_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
       .fn = { .softmax = pg_f32_softmax_avx2_fma3 }, NULL },
 #endif
