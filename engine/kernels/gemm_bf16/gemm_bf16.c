@@ -106,8 +106,8 @@ pg_status pg_bf16_gemm_packed(const pg_variant *v, size_t M, size_t N, size_t K,
                  .bias = bias, .act = act, .C = C };
     int t = pg_threads_resolve(threads);
     double flops = 2.0 * (double)M * (double)N * (double)kp;
-    if (t > 1 && flops / 2e6 < t)
-        t = flops < 4e6 ? 1 : (int)(flops / 2e6);
+    if (t > 1 && flops / prm->thread_work < t)
+        t = flops < 2 * prm->thread_work ? 1 : (int)(flops / prm->thread_work);
     j.m_tiles = div_up(M, j.mr);
     j.panels = div_up(N, PG_BF16_NR);
     size_t target = t > 1 ? (size_t)t * 4 : 1;

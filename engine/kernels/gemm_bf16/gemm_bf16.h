@@ -39,6 +39,11 @@
 typedef struct pg_bf16_params {
     int mr, nr, kstep;
     void (*finish)(void);   /* after a thread's run of calls, or NULL (amx_tile.h) */
+    /* the work (flops, ops) a thread's share must reach before a second
+     * thread pays for its wake-up: 2e6 for the vector kernels; the AMX
+     * kernels run a share 10-20x faster, so theirs is 4e7 (a 128 x 384 x
+     * 384 product, 38 Mflop, ran slower on two threads than on one) */
+    double thread_work;
 } pg_bf16_params;
 
 /* K padded as the packed B and the converted A rows hold it */

@@ -3,16 +3,16 @@
 #include "gemm_bf16.h"
 
 #if defined(__x86_64__)
-static const pg_bf16_params p_32x32 = { 32, 32, 32, pg_amx_tile_release };
-static const pg_bf16_params p_12x32 = { 12, 32, 2, NULL };
+static const pg_bf16_params p_32x32 = { 32, 32, 32, pg_amx_tile_release, 4e7 };
+static const pg_bf16_params p_12x32 = { 12, 32, 2, NULL, 2e6 };
 #define X86_AVX512BF16 (PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | \
                         PG_CPU_AVX2 | PG_CPU_FMA | PG_CPU_AVX512BF16)
 #endif
 #if defined(__aarch64__)
-static const pg_bf16_params p_4x32_mmla = { 4, 32, 4, NULL };
-static const pg_bf16_params p_2x32 = { 2, 32, 8, NULL };
+static const pg_bf16_params p_4x32_mmla = { 4, 32, 4, NULL, 2e6 };
+static const pg_bf16_params p_2x32 = { 2, 32, 8, NULL, 2e6 };
 #endif
-static const pg_bf16_params p_4x32 = { 4, 32, 2, NULL };
+static const pg_bf16_params p_4x32 = { 4, 32, 2, NULL, 2e6 };
 
 static const pg_variant gemm_variants[] = {
 #if defined(__x86_64__)

@@ -212,8 +212,8 @@ pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const
     };
     int t = pg_threads_resolve(threads);
     double ops = 2.0 * (double)M * (double)N * (double)B->kp;
-    if (t > 1 && ops / 2e6 < t)
-        t = ops < 4e6 ? 1 : (int)(ops / 2e6);
+    if (t > 1 && ops / prm->thread_work < t)
+        t = ops < 2 * prm->thread_work ? 1 : (int)(ops / prm->thread_work);
     j.m_tiles = div_up(M, j.mr);
     j.panels = div_up(N, PG_U8S8_NR);
     size_t target = t > 1 ? (size_t)t * 4 : 1;

@@ -72,6 +72,7 @@ struct pg_u8s8_epilogue {
 typedef struct pg_u8s8_params {
     int mr, nr;
     void (*finish)(void);   /* after a thread's run of calls, or NULL (amx_tile.h) */
+    double thread_work;     /* as pg_bf16_params' (gemm_bf16.h) */
 } pg_u8s8_params;
 
 void pg_u8s8_gemm_4x32_c(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,

@@ -3,14 +3,14 @@
 #include "gemm_u8s8.h"
 
 #if defined(__x86_64__)
-static const pg_u8s8_params p_32x32 = { 32, 32, pg_amx_tile_release };
-static const pg_u8s8_params p_12x32 = { 12, 32, NULL };
-static const pg_u8s8_params p_6x32 = { 6, 32, NULL };
+static const pg_u8s8_params p_32x32 = { 32, 32, pg_amx_tile_release, 4e7 };
+static const pg_u8s8_params p_12x32 = { 12, 32, NULL, 2e6 };
+static const pg_u8s8_params p_6x32 = { 6, 32, NULL, 2e6 };
 #endif
 #if defined(__aarch64__)
-static const pg_u8s8_params p_2x32 = { 2, 32, NULL };
+static const pg_u8s8_params p_2x32 = { 2, 32, NULL, 2e6 };
 #endif
-static const pg_u8s8_params p_4x32 = { 4, 32, NULL };
+static const pg_u8s8_params p_4x32 = { 4, 32, NULL, 2e6 };
 
 #define X86_AVX512 (PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | \
                     PG_CPU_AVX2 | PG_CPU_FMA)
