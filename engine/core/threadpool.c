@@ -99,6 +99,13 @@ int pg_threads_resolve(int threads)
     return threads > PG_MAX_THREADS ? PG_MAX_THREADS : threads;
 }
 
+int pg_threads_for_work(int threads, double work, double per_thread)
+{
+    if (threads > 1 && work / per_thread < threads)
+        threads = work < 2 * per_thread ? 1 : (int)(work / per_thread);
+    return threads;
+}
+
 static void run_tasks(void)
 {
     size_t n = pool.n_tasks, t;

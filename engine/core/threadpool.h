@@ -21,6 +21,12 @@ void pg_parallel_for(size_t n_tasks, pg_task_fn fn, void *ctx, int threads);
  * default, capped at PG_MAX_THREADS. */
 int pg_threads_resolve(int threads);
 
+/* threads (resolved) cut down so that each thread's share of `work` (a
+ * product's flops, or whatever unit per_thread is in) is at least
+ * per_thread: a smaller share does not pay for waking a thread.  The
+ * matrix-product drivers share this rule, each with its own per_thread. */
+int pg_threads_for_work(int threads, double work, double per_thread);
+
 #define PG_MAX_THREADS 64
 
 #endif

@@ -104,10 +104,8 @@ pg_status pg_bf16_gemm_packed(const pg_variant *v, size_t M, size_t N, size_t K,
     bf_job j = { .kernel = v->fn.gemm_bf16, .finish = prm->finish, .mr = (size_t)prm->mr,
                  .M = M, .N = N, .kp = kp, .lda = ldab, .ldc = ldc, .col0 = col0, .A = Ab, .B = B,
                  .bias = bias, .act = act, .C = C };
-    int t = pg_threads_resolve(threads);
     double flops = 2.0 * (double)M * (double)N * (double)kp;
-    if (t > 1 && flops / prm->thread_work < t)
-        t = flops < 2 * prm->thread_work ? 1 : (int)(flops / prm->thread_work);
+    int t = pg_threads_for_work(pg_threads_resolve(threads), flops, prm->thread_work);
     j.m_tiles = div_up(M, j.mr);
     j.panels = div_up(N, PG_BF16_NR);
     size_t target = t > 1 ? (size_t)t * 4 : 1;

@@ -210,10 +210,8 @@ pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const
         .es = ep->out_mode == PG_U8S8_OUT_U8 || ep->out_mode == PG_U8S8_OUT_S8 ? 1 : 4,
         .act = act ? act->fn.unary : NULL,
     };
-    int t = pg_threads_resolve(threads);
     double ops = 2.0 * (double)M * (double)N * (double)B->kp;
-    if (t > 1 && ops / prm->thread_work < t)
-        t = ops < 2 * prm->thread_work ? 1 : (int)(ops / prm->thread_work);
+    int t = pg_threads_for_work(pg_threads_resolve(threads), ops, prm->thread_work);
     j.m_tiles = div_up(M, j.mr);
     j.panels = div_up(N, PG_U8S8_NR);
     size_t target = t > 1 ? (size_t)t * 4 : 1;

@@ -214,11 +214,9 @@ pg_status pg_sgemm_packed(size_t M, const float *A, size_t lda, const pg_packed_
      * each byte of B counts as 16 flops, about what the FMA peak does
      * while a core streams a byte from DRAM (gpt2's 1 x 512 x 1536, 1.6
      * MFLOP over 3 MiB of weights, went to one thread) */
-    int t = pg_threads_resolve(threads);
     double work = 2.0 * (double)M * (double)N * (double)(K ? K : 1) +
                   16.0 * sizeof(float) * (double)N * (double)K;
-    if (t > 1 && work / 1e6 < t)
-        t = work < 2e6 ? 1 : (int)(work / 1e6);
+    int t = pg_threads_for_work(pg_threads_resolve(threads), work, 1e6);
     plan_tasks(&j, t);
     pg_parallel_for(j.tm * j.tn, run_task, &j, t);
     return PG_OK;
