@@ -284,7 +284,10 @@ void pg_ir_set_shape(pg_tensor *t, int rank, const int64_t *shape)
     for (int i = rank - 1; i >= 0; i--) {
         t->shape[i] = shape[i];
         t->strides[i] = s;
-        s *= shape[i] > 0 ? shape[i] : 1;
+        /* a count past int64 saturates: pg_tensor_numel says -1 for it and
+         * shape inference refuses the tensor by name before a stride is used */
+        if (__builtin_mul_overflow(s, shape[i] > 0 ? shape[i] : 1, &s))
+            s = INT64_MAX;
     }
 }
 
