@@ -135,22 +135,7 @@ PG_FUNC(pg_bf16_gemm_32x32_amx)
         tilezero tmm2
         tilezero tmm3
 .Ltwo_start:
-        test    rdx, rdx
-        jz      .Lstore2
-        .p2align 4
-.Ltwo:  tileloadd tmm4, [rcx + r10 * 1]
-        tileloadd tmm6, [r9 + r11 * 1]
-        tileloadd tmm7, [r9 + r11 * 1 + 64]
-        tileloadd tmm5, [r12 + r10 * 1]
-        tdpbf16ps tmm0, tmm4, tmm6
-        tdpbf16ps tmm1, tmm4, tmm7
-        tdpbf16ps tmm2, tmm5, tmm6
-        tdpbf16ps tmm3, tmm5, tmm7
-        add     rcx, 64
-        add     r12, 64
-        add     r9, 2048
-        dec     rdx
-        jnz     .Ltwo
+        AMX_STEPS_2x2 tdpbf16ps
 .Lstore2:
         test    r13d, r13d
         jz      1f
@@ -164,19 +149,7 @@ PG_FUNC(pg_bf16_gemm_32x32_amx)
         tilestored [rax + r11 * 1], tmm2
         tilestored [rax + r11 * 1 + 64], tmm3
         jmp     .Lstore1
-.Lone:  test    rdx, rdx
-        jz      .Lstore1
-        .p2align 4
-.Lone_loop:
-        tileloadd tmm4, [rcx + r10 * 1]
-        tileloadd tmm6, [r9 + r11 * 1]
-        tileloadd tmm7, [r9 + r11 * 1 + 64]
-        tdpbf16ps tmm0, tmm4, tmm6
-        tdpbf16ps tmm1, tmm4, tmm7
-        add     rcx, 64
-        add     r9, 2048
-        dec     rdx
-        jnz     .Lone_loop
+.Lone:  AMX_STEPS_1x2 tdpbf16ps
 .Lstore1:
         test    r13d, r13d
         jz      1f

@@ -127,40 +127,13 @@ PG_FUNC(pg_u8s8_gemm_32x32_amx)
         jz      .Lone
         tilezero tmm2
         tilezero tmm3
-        test    rdx, rdx
-        jz      .Lstore2
-        .p2align 4
-.Ltwo:  tileloadd tmm4, [rcx + r10 * 1]
-        tileloadd tmm6, [r9 + r11 * 1]
-        tileloadd tmm7, [r9 + r11 * 1 + 64]
-        tileloadd tmm5, [r12 + r10 * 1]
-        tdpbusd tmm0, tmm4, tmm6
-        tdpbusd tmm1, tmm4, tmm7
-        tdpbusd tmm2, tmm5, tmm6
-        tdpbusd tmm3, tmm5, tmm7
-        add     rcx, 64
-        add     r12, 64
-        add     r9, 2048
-        dec     rdx
-        jnz     .Ltwo
+        AMX_STEPS_2x2 tdpbusd
 .Lstore2:
         lea     rax, [rsp + BUF + 2048]
         tilestored [rax + r11 * 1], tmm2
         tilestored [rax + r11 * 1 + 64], tmm3
         jmp     .Lstore1
-.Lone:  test    rdx, rdx
-        jz      .Lstore1
-        .p2align 4
-.Lone_loop:
-        tileloadd tmm4, [rcx + r10 * 1]
-        tileloadd tmm6, [r9 + r11 * 1]
-        tileloadd tmm7, [r9 + r11 * 1 + 64]
-        tdpbusd tmm0, tmm4, tmm6
-        tdpbusd tmm1, tmm4, tmm7
-        add     rcx, 64
-        add     r9, 2048
-        dec     rdx
-        jnz     .Lone_loop
+.Lone:  AMX_STEPS_1x2 tdpbusd
 .Lstore1:
         lea     rax, [rsp + BUF]
         tilestored [rax + r11 * 1], tmm0
