@@ -82,13 +82,23 @@ class Graph:
         self.inputs.append(name)
         self.input_specs[name] = (tuple(int(d) for d in shape), numpy_dtype(dtype_code(dtype)))
 
-    def add_initializer(self, name: str, array: Any) -> None:
-        """A constant (weight); the array is copied."""
+    def add_initializer(self, name: str, array: Any, copy: bool = True) -> None:
+        """A constant (weight); the array is copied.  ``copy=False`` lends
+        the engine a read-only array instead (one built graph per input
+        shape then costs no second copy of the weights): the graph keeps a
+        reference, and the array must not change while the graph lives -
+        a writeable array is refused."""
         a = np.asarray(array, order="C")
         if a.dtype == np.float64:
             a = a.astype(np.float32)
-        check(lib.pg_graph_add_initializer(self._g, name.encode(), dtype_code(a.dtype), a.ndim,
-                                           _dims(a.shape), ffi.from_buffer(a)))
+        add = lib.pg_graph_add_initializer
+        if not copy and a.size:
+            if a.flags.writeable or not a.flags.aligned:
+                raise ValueError(f"initializer {name!r}: copy=False needs a read-only, aligned "
+                                 "array (a.setflags(write=False))")
+            add = lib.pg_graph_add_initializer_view
+        check(add(self._g, name.encode(), dtype_code(a.dtype), a.ndim, _dims(a.shape),
+                  ffi.from_buffer(a)))
         self.initializers[name] = a
 
     def add_node(self, op_type: str, inputs: Iterable[str], outputs: Iterable[str],

@@ -523,6 +523,17 @@ class _Parsed:
         return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
     # -- building ---------------------------------------------------------------
+    def _lent(self, name: str) -> np.ndarray:
+        """Initializer ``name`` as the read-only array every built graph
+        borrows (Graph.add_initializer(copy=False)): one copy of the weights
+        however many shape sets an OnnxModel compiles."""
+        a = self.initializers[name]
+        if a.flags.writeable or not (a.flags.c_contiguous and a.flags.aligned):
+            a = np.require(a, requirements=["C", "A"])
+            a.setflags(write=False)
+            self.initializers[name] = a
+        return a
+
     def build(self, shapes: Mapping[str, Sequence[int]] | None,
               values: Mapping[str, Any] | None = None) -> Graph:
         values = dict(values or {})
@@ -554,7 +565,7 @@ class _Parsed:
                 # double constants as they are through the C API
                 _add_f64_initializer(g, name, arr)
             else:
-                g.add_initializer(name, arr)
+                g.add_initializer(name, self._lent(name), copy=False)
         for n in self.nodes:
             n = self._fix_reduce(n, values)
             g.add_node(n.op, n.inputs, n.outputs, name=n.name)

@@ -78,6 +78,35 @@ def test_onnx_model_compiles_once_per_shape():
         m.run({})
 
 
+def test_shape_sets_borrow_one_copy_of_the_weights():
+    """Each shape set's graph lends the engine the parsed arrays
+    (Graph.add_initializer(copy=False)) instead of copying them: the arrays
+    are read-only and every built graph holds the very same objects, and
+    the compiled models still give the reference's answers."""
+    model, ref = mlp_model()
+    m = OnnxModel(model)
+    rng = np.random.default_rng(3)
+    for n in (2, 5):
+        x = rng.standard_normal((n, 8)).astype(np.float32)
+        np.testing.assert_allclose(m.run({"x": x})["y"], ref(x), rtol=1e-5, atol=1e-6)
+    parsed = m._parsed.initializers
+    graphs = [c.graph for c in m._cache.values()]
+    assert len(graphs) == 2
+    for name in ("w1", "b1", "w2"):
+        assert not parsed[name].flags.writeable
+        assert all(g.initializers[name] is parsed[name] for g in graphs)
+
+
+def test_lent_initializer_must_be_read_only():
+    g = pg.Graph()
+    w = np.ones((3, 4), np.float32)
+    with pytest.raises(ValueError, match="read-only"):
+        g.add_initializer("w", w, copy=False)
+    w.setflags(write=False)
+    g.add_initializer("w", w, copy=False)
+    assert g.initializers["w"] is w
+
+
 def test_symbolic_dims_bind_across_inputs():
     graph = helper.make_graph(
         [helper.make_node("Add", ["a", "b"], ["c"])], "add",

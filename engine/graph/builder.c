@@ -92,30 +92,51 @@ pg_status pg_graph_add_input(pg_graph *g, const char *name, pg_dtype dtype, int 
     return PG_OK;
 }
 
-pg_status pg_graph_add_initializer(pg_graph *g, const char *name, pg_dtype dtype, int rank,
-                                   const int64_t *dims, const void *data)
+/* pg_graph_add_initializer (borrow 0) and pg_graph_add_initializer_view
+ * (borrow 1) */
+static pg_status add_initializer(pg_graph *g, const char *name, pg_dtype dtype, int rank,
+                                 const int64_t *dims, const void *data, int borrow)
 {
     pg_clear_error();
     if (!g || !name || !data)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_graph_add_initializer: NULL argument");
     if (bad_dims(rank, dims))
         return pg_fail(PG_ERR_SHAPE, "initializer '%s': bad rank or dims", name);
+    size_t es = pg_dtype_size(dtype);
+    if (borrow && es && (uintptr_t)data % es)
+        return pg_fail(PG_ERR_INVALID_ARG, "initializer '%s': data at %p is not aligned to its "
+                       "%zu-byte elements", name, data, es);
+    int (*add)(pg_graph *, const char *, pg_dtype, int, const int64_t *, const void *) =
+        borrow ? pg_ir_add_const_view : pg_ir_add_const;
     int ph = placeholder(g, name);
     if (ph == -2)
         return pg_fail(PG_ERR_GRAPH, "tensor '%s' is defined twice", name);
     if (ph < 0)
-        return pg_ir_add_const(g, name, dtype, rank, dims, data) < 0 ? pg_last_status() : PG_OK;
+        return add(g, name, dtype, rank, dims, data) < 0 ? pg_last_status() : PG_OK;
     /* a node already names it: build the constant aside and move its data in */
     char tmp[64];
-    int c = pg_ir_add_const(g, pg_ir_unique_name(g, "init_tmp", tmp, sizeof tmp), dtype, rank, dims, data);
+    int c = add(g, pg_ir_unique_name(g, "init_tmp", tmp, sizeof tmp), dtype, rank, dims, data);
     if (c < 0)
         return pg_last_status();
     pg_tensor *src = g->tensors[c], *dst = g->tensors[ph];
     dst->dtype = dtype;
     pg_ir_set_shape(dst, rank, dims);
     pg_ir_set_const_data(dst, src->data, src->nbytes);
+    dst->data_borrowed = src->data_borrowed;
     src->data = NULL;
     return pg_ir_remove_tensor(g, c);
+}
+
+pg_status pg_graph_add_initializer(pg_graph *g, const char *name, pg_dtype dtype, int rank,
+                                   const int64_t *dims, const void *data)
+{
+    return add_initializer(g, name, dtype, rank, dims, data, 0);
+}
+
+pg_status pg_graph_add_initializer_view(pg_graph *g, const char *name, pg_dtype dtype, int rank,
+                                        const int64_t *dims, const void *data)
+{
+    return add_initializer(g, name, dtype, rank, dims, data, 1);
 }
 
 static const char *last_node_name(const pg_graph *g)

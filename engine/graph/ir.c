@@ -342,8 +342,10 @@ int pg_ir_add_tensor(pg_graph *g, const char *name, pg_dtype dt, int rank, const
     return t->id;
 }
 
-int pg_ir_add_const(pg_graph *g, const char *name, pg_dtype dt, int rank,
-                    const int64_t *shape, const void *data)
+/* pg_ir_add_const (borrow 0: a copy of data) and pg_ir_add_const_view
+ * (borrow 1: data itself, data_borrowed). */
+static int add_const(pg_graph *g, const char *name, pg_dtype dt, int rank, const int64_t *shape,
+                     const void *data, int borrow)
 {
     size_t es = pg_dtype_size(dt);
     if (!pg_dtype_public(dt))
@@ -362,7 +364,12 @@ int pg_ir_add_const(pg_graph *g, const char *name, pg_dtype dt, int rank,
     pg_tensor *t = g->tensors[id];
     t->rank = rank;
     size_t nb = (size_t)bytes;
-    t->data = pg_calloc(1, nb ? nb : 1);
+    if (borrow && nb) {
+        t->data = (void *)data;
+        t->data_borrowed = 1;
+    } else {
+        t->data = pg_calloc(1, nb ? nb : 1);
+    }
     if (!t->data) {
         g->tensors[id] = NULL;
         g->n_tensors--;
@@ -370,11 +377,23 @@ int pg_ir_add_const(pg_graph *g, const char *name, pg_dtype dt, int rank,
         free_tensor(t);
         return pg_fail(PG_ERR_NOMEM, "out of memory for constant '%s' (%zu bytes)", name ? name : "?", nb), -1;
     }
-    if (data && nb)
+    if (data && nb && !t->data_borrowed)
         memcpy(t->data, data, nb);
     t->nbytes = nb;
     t->is_const = 1;
     return id;
+}
+
+int pg_ir_add_const(pg_graph *g, const char *name, pg_dtype dt, int rank,
+                    const int64_t *shape, const void *data)
+{
+    return add_const(g, name, dt, rank, shape, data, 0);
+}
+
+int pg_ir_add_const_view(pg_graph *g, const char *name, pg_dtype dt, int rank,
+                         const int64_t *shape, const void *data)
+{
+    return add_const(g, name, dt, rank, shape, data, 1);
 }
 
 void pg_ir_set_const_data(pg_tensor *t, void *data, size_t nbytes)

@@ -261,6 +261,10 @@ int pg_ir_add_tensor(pg_graph *g, const char *name, pg_dtype dt, int rank,
  * data NULL -> zero-filled, fill it through g->tensors[id]->data). */
 int pg_ir_add_const(pg_graph *g, const char *name, pg_dtype dt, int rank,
                     const int64_t *shape, const void *data);
+/* A new constant that reads data where it is (data_borrowed): data must
+ * outlive the graph, unchanged.  pg_ir_clone copies it. */
+int pg_ir_add_const_view(pg_graph *g, const char *name, pg_dtype dt, int rank,
+                         const int64_t *shape, const void *data);
 /* Id of the tensor with that name, -1 if none (no error set). */
 int pg_ir_find_tensor(const pg_graph *g, const char *name);
 /* A name not used yet, built from prefix ("prefix", "prefix_1", ...). */

@@ -194,6 +194,13 @@ PG_API pg_status pg_graph_add_input(pg_graph *g, const char *name, pg_dtype dtyp
 /* A constant (weight); data is copied (elements * dtype size bytes, row-major). */
 PG_API pg_status pg_graph_add_initializer(pg_graph *g, const char *name, pg_dtype dtype,
                                           int rank, const int64_t *dims, const void *data);
+/* The same without the copy: the graph reads data where it is, so data must
+ * stay valid and unchanged until the graph is freed, and be aligned to its
+ * element size.  pg_compile copies what the compiled model keeps, so a
+ * model outlives it.  For an importer that holds the weights already and
+ * builds a graph per input shape. */
+PG_API pg_status pg_graph_add_initializer_view(pg_graph *g, const char *name, pg_dtype dtype,
+                                               int rank, const int64_t *dims, const void *data);
 /* A node.  inputs/outputs are tensor names; an empty string "" is an absent
  * optional input.  name may be NULL (one is generated); attributes are set
  * afterwards by node name. */
