@@ -16,6 +16,7 @@
 #include "../core/threadpool.h"
 #include "../passes/passes.h"
 #include "model.h"
+#include "shared_consts.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -120,7 +121,9 @@ void pg_model_free(pg_model *m)
         free_bound(m);
     free(m->text);
     pg_pass_log_free(m->pass_log);
-    pg_ir_free(m->g);           /* never frees the constants it borrows from m->map */
+    pg_ir_free(m->g);           /* never frees the constants it borrows (m->map, m->shared) */
+    pg_share_release(m->shared, m->n_shared);
+    pg_free(m->shared);
     if (m->map)
         munmap(m->map, m->map_bytes);
     pg_free(m);
@@ -380,7 +383,8 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
         if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
             goto fail;
     }
-    if ((st = pg_model_bind_and_plan(m, o.planner)))
+    if ((st = pg_share_consts(m->g, &m->shared, &m->n_shared, &m->cap_shared)) ||
+        (st = pg_model_bind_and_plan(m, o.planner)))
         goto fail;
     m->text = pg_ir_to_text(m->g);
     *out = m;
@@ -429,6 +433,8 @@ pg_status pg_model_rebind(pg_model *m)
     free_bound(m);
     int repacked = 0;
     pg_status st = pg_prepack_relayout(m->g, &repacked);
+    if (st == PG_OK)   /* the weights packed anew join the store */
+        st = pg_share_consts(m->g, &m->shared, &m->n_shared, &m->cap_shared);
     if (st == PG_OK)
         st = pg_model_bind_and_plan(m, planner);
     if (st) {

@@ -67,6 +67,10 @@ struct pg_model {
     size_t     map_bytes;
     int        loaded;
     int        repacked_at_load;
+    /* its large constants' entries in the shared store (shared_consts.h):
+     * those constants' data is borrowed from there, released at free */
+    struct pg_shared_const **shared;
+    int        n_shared, cap_shared;
     uint64_t   file_flags;      /* the CPU flags the file was bound under */
 };
 

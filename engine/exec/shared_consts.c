@@ -1,0 +1,115 @@
+/* shared_consts.c - the store of shared_consts.h: a process-wide list of
+ * copies, each with its key (length and a hash of sampled bytes, to skip
+ * most comparisons), guarded by one mutex. */
+#include <pthread.h>
+#include <string.h>
+
+#include "../core/alloc.h"
+#include "../core/error.h"
+#include "shared_consts.h"
+
+struct pg_shared_const {
+    void            *data;     /* pg_malloc'd, the store's */
+    size_t           nbytes;
+    uint64_t         hash;
+    int              refs;
+    pg_shared_const *next;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pg_shared_const *head;
+
+/* 64 bytes every 4 KiB and the last 64: cheap next to the full compare a
+ * candidate gets, and enough to tell different weights of the same length
+ * apart almost always */
+static uint64_t sample_hash(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    for (size_t off = 0; off < n; off += 4096) {
+        size_t take = n - off < 64 ? n - off : 64;
+        for (size_t i = 0; i < take; i++)
+            h = (h ^ p[off + i]) * 0x100000001b3ull;
+    }
+    for (size_t i = n > 64 ? n - 64 : 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The entry holding t's bytes: an existing one (t's own bytes freed) or a
+ * new one that takes them; NULL when out of memory (t unchanged). */
+static pg_shared_const *share_one(pg_tensor *t)
+{
+    uint64_t h = sample_hash(t->data, t->nbytes);
+    pthread_mutex_lock(&lock);
+    pg_shared_const *e = head;
+    while (e && !(e->nbytes == t->nbytes && e->hash == h && !memcmp(e->data, t->data, t->nbytes)))
+        e = e->next;
+    if (e) {
+        e->refs++;
+        pg_free(t->data);
+    } else if ((e = pg_malloc(sizeof *e))) {
+        *e = (pg_shared_const){ t->data, t->nbytes, h, 1, head };
+        head = e;
+    }
+    pthread_mutex_unlock(&lock);
+    if (e) {
+        t->data = e->data;
+        t->data_borrowed = 1;
+    }
+    return e;
+}
+
+pg_status pg_share_consts(pg_graph *g, pg_shared_const ***refs, int *n, int *cap)
+{
+    for (int i = 0; i < g->n_tensors; i++) {
+        pg_tensor *t = g->tensors[i];
+        if (!t || !t->is_const || t->data_borrowed || !t->data || t->nbytes < PG_SHARE_MIN_BYTES)
+            continue;
+        if (*n == *cap) {
+            int nc = *cap ? 2 * *cap : 16;
+            pg_shared_const **r = pg_realloc(*refs, sizeof **refs * (size_t)*cap,
+                                             sizeof **refs * (size_t)nc);
+            if (!r)
+                return pg_fail(PG_ERR_NOMEM, "out of memory sharing constants");
+            *refs = r;
+            *cap = nc;
+        }
+        pg_shared_const *e = share_one(t);
+        if (!e)
+            return pg_fail(PG_ERR_NOMEM, "out of memory sharing constants");
+        (*refs)[(*n)++] = e;
+    }
+    return PG_OK;
+}
+
+void pg_share_release(pg_shared_const **refs, int n)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n; i++) {
+        pg_shared_const *e = refs[i];
+        if (--e->refs)
+            continue;
+        pg_shared_const **p = &head;
+        while (*p != e)
+            p = &(*p)->next;
+        *p = e->next;
+        pg_free(e->data);
+        pg_free(e);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void pg_share_stats(size_t *count, size_t *bytes)
+{
+    size_t c = 0, b = 0;
+    pthread_mutex_lock(&lock);
+    for (const pg_shared_const *e = head; e; e = e->next) {
+        c++;
+        b += e->nbytes;
+    }
+    pthread_mutex_unlock(&lock);
+    if (count)
+        *count = c;
+    if (bytes)
+        *bytes = b;
+}
