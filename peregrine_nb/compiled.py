@@ -270,12 +270,15 @@ class CompiledModel:
     @property
     def memory_stats(self) -> dict[str, Any]:
         """arena (bytes this plan needs), naive (sum of all buffers),
-        lower_bound (max bytes live at one step), weights, steps, planner."""
+        lower_bound (max bytes live at one step), weights, weights_shared
+        (of those, the bytes another live model - another shape set of the
+        same OnnxModel - holds too: one copy in the process), steps,
+        planner."""
         s = ffi.new("pg_model_stats *")
         check(lib.pg_model_get_stats(self._m, s))
         return {"arena": int(s.arena_bytes), "naive": int(s.naive_bytes),
                 "lower_bound": int(s.lower_bound_bytes), "weights": int(s.weight_bytes),
-                "persistent": int(s.persistent_bytes), "steps": int(s.steps),
+                "weights_shared": int(s.shared_weight_bytes), "persistent": int(s.persistent_bytes), "steps": int(s.steps),
                 "planner": cstr(s.planner)}
 
     @property
@@ -371,7 +374,9 @@ class CompiledModel:
                  + (f" (loaded from {self.path}{'; ' + self.load_note if self.load_note else ''})"
                     if self.path else ""),
                  f"arena {st['arena']} B, naive {st['naive']} B, lower bound {st['lower_bound']} B, "
-                 f"weights {st['weights']} B"]
+                 f"weights {st['weights']} B"
+                 + (f" ({st['weights_shared']} B of them shared with other compiled models)"
+                    if st["weights_shared"] else "")]
         for i, s in enumerate(self.steps):
             lines.append(f"{i:4d} {s['op_type']:<18} {s['node']:<24} {s['inputs']} -> {s['outputs']}"
                          + (f"  [{s['detail']}]" if s["detail"] else ""))

@@ -2,6 +2,7 @@
 and the errors (malformed files, unsupported ops, missing shapes)."""
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 
@@ -95,6 +96,31 @@ def test_shape_sets_borrow_one_copy_of_the_weights():
     for name in ("w1", "b1", "w2"):
         assert not parsed[name].flags.writeable
         assert all(g.initializers[name] is parsed[name] for g in graphs)
+
+
+def test_shape_sets_share_one_packed_copy():
+    """The compiled models of two shape sets hold their packed weights once
+    (exec/shared_consts.c): each reports its large weights as shared, and a
+    model left alone reports none."""
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((256, 128)).astype(np.float32)   # 128 KiB: shared
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "mm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 128])],
+        [numpy_helper.from_array(w, "w")])
+    m = OnnxModel(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    xs = [rng.standard_normal((n, 256)).astype(np.float32) for n in (1, 3)]
+    for x in xs:
+        np.testing.assert_allclose(m.run({"x": x})["y"], x @ w, rtol=1e-4, atol=1e-4)
+    models = list(m._cache.values())
+    assert all(c.memory_stats["weights_shared"] >= w.nbytes for c in models)
+    assert "shared with other compiled models" in models[0].report()
+    m._cache.pop(next(iter(m._cache)))
+    del models
+    gc.collect()
+    (alone,) = m._cache.values()
+    assert alone.memory_stats["weights_shared"] == 0
 
 
 def test_lent_initializer_must_be_read_only():

@@ -635,6 +635,7 @@ pg_status pg_model_get_stats(const pg_model *m, pg_model_stats *out)
     out->planned = pg_model_plan_count(m);
     out->planner = m->plan.planner;
     out->persistent_bytes = m->plan.persistent_bytes;
+    out->shared_weight_bytes = pg_share_bytes_held_elsewhere(m->shared, m->n_shared);
     return PG_OK;
 }
 

@@ -99,6 +99,16 @@ void pg_share_release(pg_shared_const **refs, int n)
     pthread_mutex_unlock(&lock);
 }
 
+size_t pg_share_bytes_held_elsewhere(pg_shared_const *const *refs, int n)
+{
+    size_t b = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n; i++)
+        b += refs[i]->refs > 1 ? refs[i]->nbytes : 0;
+    pthread_mutex_unlock(&lock);
+    return b;
+}
+
 void pg_share_stats(size_t *count, size_t *bytes)
 {
     size_t c = 0, b = 0;

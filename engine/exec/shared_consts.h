@@ -28,6 +28,9 @@ typedef struct pg_shared_const pg_shared_const;
 pg_status pg_share_consts(pg_graph *g, pg_shared_const ***refs, int *n, int *cap);
 /* Lets go of n references (NULL-safe): the bytes are freed with the last. */
 void pg_share_release(pg_shared_const **refs, int n);
+/* Bytes of the n entries that another reference holds too (a model's
+ * weights it does not pay for alone; pg_model_stats.shared_weight_bytes). */
+size_t pg_share_bytes_held_elsewhere(pg_shared_const *const *refs, int n);
 /* Shared copies alive now and their bytes (tests). */
 void pg_share_stats(size_t *count, size_t *bytes);
 

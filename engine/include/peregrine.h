@@ -345,6 +345,8 @@ typedef struct pg_model_stats {
     int planned;              /* rows in the plan */
     const char *planner;
     uint64_t persistent_bytes; /* buffers kept across runs (PG_PLAN_PERSISTENT: a KV cache) */
+    uint64_t shared_weight_bytes; /* of the weights, the bytes another live model holds too
+                                     (one copy in the process, not one each) */
 } pg_model_stats;
 
 PG_API pg_status pg_model_get_stats(const pg_model *m, pg_model_stats *out);

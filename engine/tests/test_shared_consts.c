@@ -34,6 +34,13 @@ static pg_model *compile_mlp(const float *wt, int batch, int level)
     return m;
 }
 
+static uint64_t shared_bytes(const pg_model *m)
+{
+    pg_model_stats st;
+    OK(pg_model_get_stats(m, &st));
+    return st.shared_weight_bytes;
+}
+
 /* row 0 of y against the sums in double, loose enough for any kernel */
 static void check_runs(pg_model *m, const float *wt, int batch, const char *what)
 {
@@ -71,6 +78,8 @@ int main(void)
 
     for (int level = 0; level <= 3; level += 3) {
         pg_model *a = compile_mlp(w, 1, level);
+        CHECK(shared_bytes(a) == 0, "level %d: a model alone shares %llu bytes", level,
+              (unsigned long long)shared_bytes(a));
         pg_share_stats(&c, &b);
         CHECK(c == c0 + 1 && b >= b0 + sizeof w, "level %d: first model: %zu entries, %zu bytes "
               "(before: %zu, %zu)", level, c, b, c0, b0);
@@ -79,6 +88,9 @@ int main(void)
         pg_share_stats(&c2, &b2);
         CHECK(c2 == c && b2 == b, "level %d: a second model of the same weights added %zu "
               "entries, %zu bytes", level, c2 - c, b2 - b);
+        CHECK(shared_bytes(a) >= sizeof w && shared_bytes(a4) == shared_bytes(a),
+              "level %d: two models of the same weights share %llu and %llu bytes", level,
+              (unsigned long long)shared_bytes(a), (unsigned long long)shared_bytes(a4));
         pg_model *other = compile_mlp(w2, 1, level);
         pg_share_stats(&c2, &b2);
         CHECK(c2 == c + 1, "level %d: other weights: %zu entries, want %zu", level, c2, c + 1);
@@ -87,6 +99,8 @@ int main(void)
         check_runs(other, w2, 1, "other weights");
         pg_model_free(a);
         check_runs(a4, w, 4, "second model, the first freed");
+        CHECK(shared_bytes(a4) == 0, "level %d: the first freed, the second still shares %llu "
+              "bytes", level, (unsigned long long)shared_bytes(a4));
         pg_model_free(a4);
         pg_model_free(other);
         pg_share_stats(&c, &b);

@@ -180,7 +180,9 @@ class MemoryViewer(Viewer):
         return (
             "<table><tr><th>planner</th><th>arena</th><th>naive sum</th><th>lower bound</th></tr>"
             + "".join(rows_html) + "</table>"
-            f"<p>arena / lower bound = {ratio:.2f}; weights {fmt_bytes(st['weights'])} (separate arena)</p>"
+            f"<p>arena / lower bound = {ratio:.2f}; weights {fmt_bytes(st['weights'])} (separate arena"
+            + (f"; {fmt_bytes(st['weights_shared'])} of them one copy with the other compiled models "
+               "that hold the same bytes" if st.get("weights_shared") else "") + ")</p>"
             + persistent +
             f"<p><b>step {step}</b>: {len(live)} live, {fmt_bytes(int(live_own.bytes.sum()))} in the arena</p>"
             f"<ul>{items}</ul>")
