@@ -526,10 +526,11 @@ class _Parsed:
     def _lent(self, name: str) -> np.ndarray:
         """Initializer ``name`` as the read-only array every built graph
         borrows (Graph.add_initializer(copy=False)): one copy of the weights
-        however many shape sets an OnnxModel compiles."""
+        however many shape sets an OnnxModel compiles.  On a 64-byte
+        boundary, so the compile reads it in place (pg_ir_clone_lent)."""
         a = self.initializers[name]
-        if a.flags.writeable or not (a.flags.c_contiguous and a.flags.aligned):
-            a = np.require(a, requirements=["C", "A"])
+        if a.flags.writeable or not a.flags.c_contiguous or a.ctypes.data % 64:
+            a = _aligned_copy(a)
             a.setflags(write=False)
             self.initializers[name] = a
         return a
@@ -626,6 +627,16 @@ def load_onnx(model: Any, shapes: Mapping[str, Sequence[int]] | None = None,
 def value_inputs(model: Any) -> list[str]:
     """Inputs of the model whose values must be known when compiling."""
     return list(_Parsed(_read_model(model)).value_inputs)
+
+
+def _aligned_copy(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``a`` whose data starts on a 64-byte boundary
+    (the engine's alignment for constants)."""
+    raw = np.empty(a.nbytes + 64, np.uint8)
+    off = -raw.ctypes.data % 64
+    out = raw[off:off + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
 
 
 class OnnxModel:

@@ -366,7 +366,9 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
     m->threads_opt = o.threads > 0 ? o.threads : 0;
     m->threads = pg_threads_resolve(o.threads);
     pg_status st;
-    if (!(m->g = pg_ir_clone(src))) {
+    /* the source's lent weights are read in place by the passes, then
+     * copied or shared by pg_share_consts below */
+    if (!(m->g = pg_ir_clone_lent(src))) {
         st = pg_last_status();
         goto fail;
     }

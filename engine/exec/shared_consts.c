@@ -35,10 +35,13 @@ static uint64_t sample_hash(const unsigned char *p, size_t n)
     return h;
 }
 
-/* The entry holding t's bytes: an existing one (t's own bytes freed) or a
- * new one that takes them; NULL when out of memory (t unchanged). */
+/* The entry holding t's bytes: an existing one, or a new one that takes
+ * t's own bytes (or, when they are lent by the graph being compiled, a
+ * copy of them).  t's own bytes are freed when an entry had them already.
+ * NULL when out of memory (t unchanged). */
 static pg_shared_const *share_one(pg_tensor *t)
 {
+    int lent = t->data_borrowed == PG_DATA_LENT;
     uint64_t h = sample_hash(t->data, t->nbytes);
     pthread_mutex_lock(&lock);
     pg_shared_const *e = head;
@@ -46,10 +49,19 @@ static pg_shared_const *share_one(pg_tensor *t)
         e = e->next;
     if (e) {
         e->refs++;
-        pg_free(t->data);
+        if (!lent)
+            pg_free(t->data);
     } else if ((e = pg_malloc(sizeof *e))) {
-        *e = (pg_shared_const){ t->data, t->nbytes, h, 1, head };
-        head = e;
+        void *bytes = lent ? pg_malloc(t->nbytes) : t->data;
+        if (bytes) {
+            if (lent)
+                memcpy(bytes, t->data, t->nbytes);
+            *e = (pg_shared_const){ bytes, t->nbytes, h, 1, head };
+            head = e;
+        } else {
+            pg_free(e);
+            e = NULL;
+        }
     }
     pthread_mutex_unlock(&lock);
     if (e) {
@@ -59,12 +71,33 @@ static pg_shared_const *share_one(pg_tensor *t)
     return e;
 }
 
+/* A lent constant too small to share: a copy of its own. */
+static pg_status own_copy(pg_tensor *t)
+{
+    void *d = pg_malloc(t->nbytes ? t->nbytes : 1);
+    if (!d)
+        return pg_fail(PG_ERR_NOMEM, "out of memory copying constant '%s'", t->name);
+    memcpy(d, t->data, t->nbytes);
+    t->data = d;
+    t->data_borrowed = 0;
+    return PG_OK;
+}
+
 pg_status pg_share_consts(pg_graph *g, pg_shared_const ***refs, int *n, int *cap)
 {
     for (int i = 0; i < g->n_tensors; i++) {
         pg_tensor *t = g->tensors[i];
-        if (!t || !t->is_const || t->data_borrowed || !t->data || t->nbytes < PG_SHARE_MIN_BYTES)
+        if (!t || !t->is_const || !t->data)
             continue;
+        int lent = t->data_borrowed == PG_DATA_LENT;
+        if (t->data_borrowed && !lent)
+            continue;
+        if (t->nbytes < PG_SHARE_MIN_BYTES) {
+            pg_status st = lent ? own_copy(t) : PG_OK;
+            if (st)
+                return st;
+            continue;
+        }
         if (*n == *cap) {
             int nc = *cap ? 2 * *cap : 16;
             pg_shared_const **r = pg_realloc(*refs, sizeof **refs * (size_t)*cap,

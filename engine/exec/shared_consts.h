@@ -21,10 +21,14 @@
 typedef struct pg_shared_const pg_shared_const;
 
 /* Every owned constant of g of at least PG_SHARE_MIN_BYTES goes to the
- * store (its data then borrowed, see above); the references taken are
- * appended to *refs (*n of them, the array grown with pg_realloc, *cap its
- * capacity).  On failure (out of memory) the references already taken stay
- * in *refs, to be released as usual. */
+ * store (its data then borrowed, see above), and so does every one lent
+ * by the graph being compiled (PG_DATA_LENT, pg_ir_clone_lent: copied into
+ * the store unless it has those bytes already; a smaller one gets a copy
+ * of its own), so that no constant of g points into the source graph
+ * afterwards.  The references taken are appended to *refs (*n of them,
+ * the array grown with pg_realloc, *cap its capacity).  On failure (out of
+ * memory) the references already taken stay in *refs, to be released as
+ * usual. */
 pg_status pg_share_consts(pg_graph *g, pg_shared_const ***refs, int *n, int *cap);
 /* Lets go of n references (NULL-safe): the bytes are freed with the last. */
 void pg_share_release(pg_shared_const **refs, int n);

@@ -131,7 +131,8 @@ static void *dup_bytes(const void *p, size_t n)
     return d;
 }
 
-pg_graph *pg_ir_clone(const pg_graph *g)
+/* pg_ir_clone (lend 0) and pg_ir_clone_lent (lend 1) */
+static pg_graph *clone(const pg_graph *g, int lend)
 {
     pg_graph *c = pg_ir_new();
     if (!c)
@@ -157,8 +158,9 @@ pg_graph *pg_ir_clone(const pg_graph *g)
             goto oom;
         *d = *t;
         d->name = pg_strdup(t->name);
-        d->data = dup_bytes(t->data, t->nbytes);
-        d->data_borrowed = 0;
+        int keep = lend && t->data_borrowed && t->data && (uintptr_t)t->data % PG_ALIGN == 0;
+        d->data = keep ? t->data : dup_bytes(t->data, t->nbytes);
+        d->data_borrowed = keep ? PG_DATA_LENT : 0;
         d->known = NULL;
         d->pass_data = NULL;
         d->users = t->n_users ? dup_bytes(t->users, sizeof(int) * (size_t)t->n_users) : NULL;
@@ -226,6 +228,10 @@ oom:
     pg_fail(PG_ERR_NOMEM, "out of memory copying a graph");
     return NULL;
 }
+
+pg_graph *pg_ir_clone(const pg_graph *g) { return clone(g, 0); }
+
+pg_graph *pg_ir_clone_lent(const pg_graph *g) { return clone(g, 1); }
 
 /* ---- tensors ------------------------------------------------------------- */
 

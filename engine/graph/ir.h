@@ -120,6 +120,7 @@
 #include "namemap.h"
 
 #define PG_MAX_RANK 8
+#define PG_DATA_LENT 2   /* pg_tensor.data_borrowed: lent by the graph being compiled */
 
 /* ---- op codes ----------------------------------------------------------- */
 
@@ -157,10 +158,12 @@ typedef struct pg_tensor {
     int       is_const;              /* data holds the value */
     void     *data;                  /* owned, 64-byte aligned, NULL if not const */
     size_t    nbytes;                /* bytes of data (packed size if PACKED) */
-    /* 1: data is not the tensor's own but points into memory someone else
-     * owns (a loaded model's file mapping, engine/exec/model_io.c): never
-     * freed by the IR; pg_ir_set_const_data replaces it with owned data,
-     * pg_ir_clone copies it into owned data. */
+    /* Not 0: data is not the tensor's own but points into memory someone
+     * else owns - a loaded model's file mapping (engine/exec/model_io.c),
+     * the caller's (pg_graph_add_initializer_view), the shared store
+     * (exec/shared_consts.h), or PG_DATA_LENT: the graph being compiled
+     * (pg_ir_clone_lent).  Never freed by the IR; pg_ir_set_const_data
+     * replaces it with owned data, pg_ir_clone copies it into owned data. */
     int       data_borrowed;
     int       producer;              /* node id, -1 for inputs/constants */
     int       is_input;              /* a graph input (fed at run time) */
@@ -250,6 +253,12 @@ pg_graph *pg_ir_new(void);                       /* NULL + error on OOM */
 void      pg_ir_free(pg_graph *g);
 /* Deep copy (tensors with data, nodes, attributes); ids are preserved. */
 pg_graph *pg_ir_clone(const pg_graph *g);
+/* The same, except that g's borrowed constants on a PG_ALIGN boundary are
+ * not copied: the clone's point at the same bytes, data_borrowed
+ * PG_DATA_LENT.  For pg_compile, which copies or shares those bytes
+ * (shared_consts.c) once the passes have rewritten the graph, so a weight
+ * that a pass transposes or packs is never copied as it was. */
+pg_graph *pg_ir_clone_lent(const pg_graph *g);
 
 /* ---- tensors ------------------------------------------------------------- */
 

@@ -1,9 +1,10 @@
 /* test_builder.c - initializers lent to the graph (pg_graph_add_initializer_view):
  * the graph reads the caller's bytes, pg_compile copies what the model keeps
  * (the model runs right after the graph is freed and the bytes are
- * overwritten), the placeholder path (a node names the weight before it is
- * added) keeps it lent, and a pointer not aligned to the elements is refused
- * by name. */
+ * overwritten) whether the compile read them in place (on a 64-byte
+ * boundary: pg_ir_clone_lent) or copied them first (off it), the
+ * placeholder path (a node names the weight before it is added) keeps it
+ * lent, and a pointer not aligned to the elements is refused by name. */
 #include <stdint.h>
 #include <string.h>
 
@@ -65,20 +66,22 @@ int main(void)
             want[j] += x[k] * w[k * N + j];
     }
 
-    for (int weight_first = 0; weight_first < 2; weight_first++) {
-        float wl[K * N], bl[N], y[N];
-        memcpy(wl, w, sizeof wl);
-        memcpy(bl, b, sizeof bl);
-        pg_model *m = compile_linear(wl, bl, 1, weight_first);
-        /* the graph is gone; the lent bytes change: the model has its own */
-        memset(wl, 0xff, sizeof wl);
-        memset(bl, 0xff, sizeof bl);
-        run(m, x, y);
-        for (int j = 0; j < N; j++)
-            CHECK(y[j] == want[j], "lent weights, weight_first %d: y[%d] = %g, want %g",
-                  weight_first, j, y[j], want[j]);
-        pg_model_free(m);
-    }
+    static _Alignas(64) float wbuf[K * N + 16], bbuf[N + 16];
+    for (int weight_first = 0; weight_first < 2; weight_first++)
+        for (int off = 0; off < 2; off++) {   /* on a 64-byte boundary, one float past it */
+            float *wl = wbuf + off, *bl = bbuf + off, y[N];
+            memcpy(wl, w, sizeof w);
+            memcpy(bl, b, sizeof b);
+            pg_model *m = compile_linear(wl, bl, 1, weight_first);
+            /* the graph is gone; the lent bytes change: the model has its own */
+            memset(wl, 0xff, sizeof w);
+            memset(bl, 0xff, sizeof b);
+            run(m, x, y);
+            for (int j = 0; j < N; j++)
+                CHECK(y[j] == want[j], "lent weights, weight_first %d, offset %d: y[%d] = %g, "
+                      "want %g", weight_first, off, j, y[j], want[j]);
+            pg_model_free(m);
+        }
 
     /* lent and copied weights give the same model */
     float yc[N], yv[N];

@@ -3,7 +3,9 @@
  * constant for the first model and none for the second (another batch
  * size, level 0 or 3), different weights get their own, each model still
  * runs right while the other is freed, and the last free empties the
- * store. */
+ * store.  The second model's weight is lent (pg_graph_add_initializer_view,
+ * read in place by its compile): it finds the first's copy, and the lent
+ * bytes can change once the compile returns. */
 #include <stdint.h>
 #include <string.h>
 
@@ -14,15 +16,17 @@
 #define N 128   /* the weight: 128 KiB, past PG_SHARE_MIN_BYTES */
 
 static float w[K * N], w2[K * N];
+static _Alignas(64) float wv[K * N];   /* lent to the second model's graph */
 
 /* y = relu(x . w) for x [batch, K] */
-static pg_model *compile_mlp(const float *wt, int batch, int level)
+static pg_model *compile_mlp(const float *wt, int batch, int level, int view)
 {
     pg_graph *g;
     OK(pg_graph_new(&g));
     int64_t xd[2] = { batch, K }, wd[2] = { K, N };
     OK(pg_graph_add_input(g, "x", PG_DTYPE_FLOAT32, 2, xd));
-    OK(pg_graph_add_initializer(g, "w", PG_DTYPE_FLOAT32, 2, wd, wt));
+    OK((view ? pg_graph_add_initializer_view : pg_graph_add_initializer)(g, "w", PG_DTYPE_FLOAT32,
+                                                                        2, wd, wt));
     const char *mm_in[2] = { "x", "w" }, *mm_out[1] = { "h" }, *r_out[1] = { "y" };
     OK(pg_graph_add_node(g, "MatMul", "mm", mm_in, 2, mm_out, 1));
     OK(pg_graph_add_node(g, "Relu", "relu", mm_out, 1, r_out, 1));
@@ -77,13 +81,15 @@ int main(void)
     pg_share_stats(&c0, &b0);
 
     for (int level = 0; level <= 3; level += 3) {
-        pg_model *a = compile_mlp(w, 1, level);
+        pg_model *a = compile_mlp(w, 1, level, 0);
         CHECK(shared_bytes(a) == 0, "level %d: a model alone shares %llu bytes", level,
               (unsigned long long)shared_bytes(a));
         pg_share_stats(&c, &b);
         CHECK(c == c0 + 1 && b >= b0 + sizeof w, "level %d: first model: %zu entries, %zu bytes "
               "(before: %zu, %zu)", level, c, b, c0, b0);
-        pg_model *a4 = compile_mlp(w, 4, level);
+        memcpy(wv, w, sizeof w);
+        pg_model *a4 = compile_mlp(wv, 4, level, 1);
+        memset(wv, 0xff, sizeof wv);
         size_t c2, b2;
         pg_share_stats(&c2, &b2);
         CHECK(c2 == c && b2 == b, "level %d: a second model of the same weights added %zu "
@@ -91,7 +97,7 @@ int main(void)
         CHECK(shared_bytes(a) >= sizeof w && shared_bytes(a4) == shared_bytes(a),
               "level %d: two models of the same weights share %llu and %llu bytes", level,
               (unsigned long long)shared_bytes(a), (unsigned long long)shared_bytes(a4));
-        pg_model *other = compile_mlp(w2, 1, level);
+        pg_model *other = compile_mlp(w2, 1, level, 0);
         pg_share_stats(&c2, &b2);
         CHECK(c2 == c + 1, "level %d: other weights: %zu entries, want %zu", level, c2, c + 1);
 
