@@ -5,6 +5,7 @@
  * executor, descriptors, scratch, output pointers) and allocate the arena
  * once.  Run: check and bind the feeds, point each step's inputs at their
  * homes, call the steps in order.  A run allocates nothing. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,22 +21,40 @@
 
 /* ---- helpers ------------------------------------------------------------- */
 
+/* Appends to the text in buf[cap] (cap > 0) at *o, truncating at the end.
+ * snprintf returns the length it would have written, so adding that to the
+ * offset can carry it past cap, where the next call's `cap - *o` wraps to a
+ * huge size and writes past the buffer: *o stays at most cap - 1 (the
+ * terminator of a full buffer), so every later append is a no-op. */
+static void text_append(char *buf, size_t cap, size_t *o, const char *fmt, ...)
+{
+    if (*o >= cap - 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *o, cap - *o, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *o = (size_t)n < cap - *o ? *o + (size_t)n : cap - 1;
+}
+
+/* "name:dtype[dims], ..." of a step's tensors, truncated at 2047 bytes
+ * (tensor names come from the model file and may be of any length). */
 static char *tensor_list_text(const pg_graph *g, const int *ids, int n)
 {
     char buf[2048];
     size_t o = 0;
     buf[0] = 0;
-    for (int i = 0; i < n && o < sizeof buf - 64; i++) {
+    for (int i = 0; i < n && o < sizeof buf - 1; i++) {
         const pg_tensor *t = ids[i] >= 0 ? g->tensors[ids[i]] : NULL;
         if (!t) {
-            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s-", i ? ", " : "");
+            text_append(buf, sizeof buf, &o, "%s-", i ? ", " : "");
             continue;
         }
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s:%s[", i ? ", " : "", t->name,
-                              pg_dtype_name(t->dtype));
-        for (int d = 0; d < t->rank && o < sizeof buf - 32; d++)
-            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%lld", d ? "," : "", (long long)t->shape[d]);
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "]%s", t->layout == PG_LAYOUT_PACKED ? "packed" : "");
+        text_append(buf, sizeof buf, &o, "%s%s:%s[", i ? ", " : "", t->name, pg_dtype_name(t->dtype));
+        for (int d = 0; d < t->rank; d++)
+            text_append(buf, sizeof buf, &o, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+        text_append(buf, sizeof buf, &o, "]%s", t->layout == PG_LAYOUT_PACKED ? "packed" : "");
     }
     return pg_strdup(buf);
 }
@@ -138,31 +157,31 @@ static char *step_detail(const pg_graph *g, const pg_node *n, const pg_binding *
     char d[256] = "";
     size_t o = 0;
     if (n->op == PG_OP_FUSED_MATMUL || n->op == PG_OP_QKV_MATMUL)
-        o += (size_t)snprintf(d, sizeof d, "activation=%s%s", pg_ir_attr_string(n, "activation", "none"),
-                              g->tensors[n->inputs[1]]->layout == PG_LAYOUT_PACKED ? " packed-B" : "");
+        text_append(d, sizeof d, &o, "activation=%s%s", pg_ir_attr_string(n, "activation", "none"),
+                    g->tensors[n->inputs[1]]->layout == PG_LAYOUT_PACKED ? " packed-B" : "");
     if ((n->op == PG_OP_MATMUL || n->op == PG_OP_FUSED_MATMUL || n->op == PG_OP_QKV_MATMUL) &&
         n->n_inputs > 1 && n->inputs[1] >= 0) {
         int lay = g->tensors[n->inputs[1]]->layout;
         if (lay == PG_LAYOUT_PACKED_BF16 || lay == PG_LAYOUT_PACKED_U8S8)
-            o += (size_t)snprintf(d + o, sizeof d - o, "%sprecision=%s", o ? " " : "",
-                                  lay == PG_LAYOUT_PACKED_BF16 ? "bf16" : "int8-dynamic");
+            text_append(d, sizeof d, &o, "%sprecision=%s", o ? " " : "",
+                        lay == PG_LAYOUT_PACKED_BF16 ? "bf16" : "int8-dynamic");
     }
     if (n->op == PG_OP_CONV || n->op == PG_OP_FUSED_CONV) {
         /* the window, so a profile row says which conv it is */
         int nk = 0, ns = 0;
         const int64_t *ks = pg_ir_attr_ints(n, "kernel_shape", &nk), *st = pg_ir_attr_ints(n, "strides", &ns);
-        for (int i = 0; ks && i < nk && i < 3 && o < sizeof d - 24; i++)
-            o += (size_t)snprintf(d + o, sizeof d - o, "%s%lld", i ? "x" : o ? " kernel_shape=" : "kernel_shape=",
-                                  (long long)ks[i]);
-        if (st && ns > 0 && st[0] != 1 && o < sizeof d - 24)
-            o += (size_t)snprintf(d + o, sizeof d - o, " stride=%lld", (long long)st[0]);
+        for (int i = 0; ks && i < nk && i < 3; i++)
+            text_append(d, sizeof d, &o, "%s%lld", i ? "x" : o ? " kernel_shape=" : "kernel_shape=",
+                        (long long)ks[i]);
+        if (st && ns > 0 && st[0] != 1)
+            text_append(d, sizeof d, &o, " stride=%lld", (long long)st[0]);
         int64_t grp = pg_ir_attr_int(n, "group", 1);
-        if (grp != 1 && o < sizeof d - 24)
-            o += (size_t)snprintf(d + o, sizeof d - o, " group=%lld", (long long)grp);
+        if (grp != 1)
+            text_append(d, sizeof d, &o, " group=%lld", (long long)grp);
     }
-    for (int r = 0; r < (int)(sizeof b->kern / sizeof b->kern[0]) && o < sizeof d - 1; r++)
+    for (int r = 0; r < (int)(sizeof b->kern / sizeof b->kern[0]); r++)
         if (b->kern[r])
-            o += (size_t)snprintf(d + o, sizeof d - o, "%skernel=%s", o ? " " : "", b->kern[r]->name);
+            text_append(d, sizeof d, &o, "%skernel=%s", o ? " " : "", b->kern[r]->name);
     return pg_strdup(d);
 }
 

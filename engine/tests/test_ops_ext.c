@@ -2,7 +2,8 @@
  * one small graph each through the C API at levels 0 and 3: the values
  * against hand-computed ones, and no allocation during a run.  (The Python
  * tests check them against numpy and the ONNX cases; this one runs under
- * the sanitizers in CI.) */
+ * the sanitizers in CI.)  Also: compile-time refusals, and tensor names
+ * longer than the steps' text buffers. */
 #include <math.h>
 #include <string.h>
 
@@ -263,6 +264,50 @@ static void check_refusals(void)
     pg_graph_free(g);
 }
 
+/* Tensor names of any length (an ONNX file's are arbitrary strings): the
+ * steps' "name:dtype[dims]" texts are cut at their 2047-byte buffer.  Such
+ * a name once carried the text's offset past the buffer, and the next
+ * append wrote past it on the stack (ASan: stack-buffer-overflow in
+ * tensor_list_text; found by the ONNX fuzzer as heap corruption). */
+static void check_long_names(void)
+{
+    static char xname[5000], yname[3000];
+    memset(xname, 'x', sizeof xname - 1);
+    memset(yname, 'y', sizeof yname - 1);
+    int64_t xd[2] = { 2, 3 };
+    for (int level = 0; level <= 3; level += 3) {
+        pg_graph *g;
+        OK(pg_graph_new(&g));
+        OK(pg_graph_add_input(g, xname, PG_DTYPE_FLOAT32, 2, xd));
+        const char *in[1] = { xname }, *mid[1] = { yname }, *out[1] = { "z" };
+        OK(pg_graph_add_node(g, "Relu", "r", in, 1, mid, 1));
+        OK(pg_graph_add_node(g, "Neg", "n", mid, 1, out, 1));
+        OK(pg_graph_add_output(g, "z"));
+        pg_compile_options o = { .level = level };
+        pg_model *m = NULL;
+        OK(pg_compile(g, &o, &m));
+        pg_graph_free(g);
+        for (int i = 0; i < pg_model_step_count(m); i++) {
+            pg_step_info si;
+            OK(pg_model_step_info(m, i, &si));
+            size_t ni = strlen(si.inputs), no = strlen(si.outputs);
+            CHECK(ni > 0 && ni < 2048 && no > 0 && no < 2048, "level %d step %d: texts of %zu and %zu bytes",
+                  level, i, ni, no);
+        }
+        const char *names[1] = { xname };
+        const void *data[1] = { X };
+        const int ranks[1] = { 2 };
+        const int64_t *shapes[1] = { xd };
+        OK(pg_model_run(m, 1, names, data, ranks, shapes));
+        pg_tensor_info ti;
+        OK(pg_model_output_info(m, 0, &ti));
+        const float *z = ti.data;
+        for (int i = 0; i < 6; i++)
+            CHECK(z[i] == -(X[i] > 0 ? X[i] : 0.0f), "level %d: z[%d] = %g", level, i, z[i]);
+        pg_model_free(m);
+    }
+}
+
 int main(void)
 {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -278,6 +323,7 @@ int main(void)
         pg_graph_free(g);
     }
     check_refusals();
+    check_long_names();
     printf("%s: %d failure(s)\n", __FILE__, failures);
     return failures ? 1 : 0;
 }
