@@ -385,6 +385,11 @@ static int relay_conv(relay *r, pg_node *n)
         return 0;
     int64_t M = wt->shape[0], C = x->shape[1], G = pg_ir_attr_int(n, "group", 1);
     int64_t KH = wt->shape[2], KW = wt->shape[3];
+    /* an empty conv (no filters or no input channels: a [0, C, KH, KW]
+     * weight is valid ONNX) has nothing to block, and its filter groups
+     * below would divide by zero blocks: it stays in NCHW */
+    if (M < 1 || C < 1)
+        return 0;
     const float *B = NULL;
     if (n->n_inputs > 2 && n->inputs[2] >= 0 && !(B = vec_m(g, n->inputs[2], M)))
         return 0;
