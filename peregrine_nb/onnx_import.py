@@ -376,6 +376,9 @@ class _Parsed:
         # inference: identity; the mask output (all true) is rarely consumed
         if len(inputs) >= 3:
             tm = inputs[2]
+            if tm in self.initializers and np.asarray(self.initializers[tm]).size != 1:
+                # a scalar bool in the schema; an empty one has no first value to read
+                return f"training_mode of {np.asarray(self.initializers[tm]).size} values"
             if tm in self.initializers and bool(np.asarray(self.initializers[tm]).reshape(-1)[0]):
                 return "training_mode=true"
             if tm not in self.initializers:
