@@ -276,8 +276,14 @@ static void users_del(pg_tensor *t, int node)
 const char *pg_ir_unique_name(pg_graph *g, const char *prefix, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s", prefix);
-    while (pg_ir_find_tensor(g, buf) >= 0 || node_name_used(g, buf))
-        snprintf(buf, cap, "%s_%d", prefix, ++g->name_seq);
+    while (pg_ir_find_tensor(g, buf) >= 0 || node_name_used(g, buf)) {
+        /* the prefix gives way to the suffix: cut at cap, "prefix_N" of a
+         * long prefix would be the taken name again, for ever */
+        char suffix[24];
+        int sl = snprintf(suffix, sizeof suffix, "_%d", ++g->name_seq);
+        int room = (int)cap - 1 - sl;
+        snprintf(buf, cap, "%.*s%s", room > 0 ? room : 0, prefix, suffix);
+    }
     return buf;
 }
 

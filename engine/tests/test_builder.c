@@ -4,10 +4,13 @@
  * overwritten) whether the compile read them in place (on a 64-byte
  * boundary: pg_ir_clone_lent) or copied them first (off it), the
  * placeholder path (a node names the weight before it is added) keeps it
- * lent, and a pointer not aligned to the elements is refused by name. */
+ * lent, and a pointer not aligned to the elements is refused by name.
+ * Also pg_ir_unique_name with a prefix past its buffer, whose cut is taken
+ * (it looped for ever: "prefix_N" cut back to the taken name). */
 #include <stdint.h>
 #include <string.h>
 
+#include "../graph/ir.h"
 #include "test_util.h"
 
 #define K 5
@@ -102,6 +105,23 @@ int main(void)
     CHECK(st == PG_ERR_INVALID_ARG, "misaligned view: status %s", pg_status_name(st));
     CHECK(strstr(pg_last_error(), "w_odd") && strstr(pg_last_error(), "aligned"),
           "misaligned view: message '%s'", pg_last_error());
+    pg_graph_free(g);
+
+    /* a generated name from a prefix longer than the buffer */
+    OK(pg_graph_new(&g));
+    char prefix[200], cut[32], gen[32];
+    memset(prefix, 'w', sizeof prefix - 1);
+    prefix[sizeof prefix - 1] = 0;
+    memcpy(cut, prefix, sizeof cut - 1);   /* the prefix cut as the buffer cuts it */
+    cut[sizeof cut - 1] = 0;
+    int64_t one[1] = { 1 };
+    OK(pg_graph_add_input(g, cut, PG_DTYPE_FLOAT32, 1, one));
+    for (int i = 0; i < 3; i++) {
+        const char *nm = pg_ir_unique_name(g, prefix, gen, sizeof gen);
+        CHECK(strlen(nm) < sizeof gen && pg_ir_find_tensor(g, nm) < 0,
+              "unique name %d from a long prefix: '%s'", i, nm);
+        OK(pg_graph_add_input(g, nm, PG_DTYPE_FLOAT32, 1, one));
+    }
     pg_graph_free(g);
 
     printf("builder: %s\n", failures ? "FAILED" : "ok");
