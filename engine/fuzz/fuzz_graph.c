@@ -19,8 +19,10 @@
  *   9 OUTPUT       name                          pg_graph_add_output
  *
  * with the operands (one byte each unless said):
- *   name      "t<byte % 16>"
- *   inname    byte % 17: 16 is "" (an absent optional input), else "t<k>"
+ *   name      "t<byte % 16>", t15 padded with 'x' to 3000 bytes (names
+ *             come from model files, of any length: a 2 KB one once wrote
+ *             past a step text's stack buffer)
+ *   inname    byte % 17: 16 is "" (an absent optional input), else name k
  *   dtype     DTYPES[byte % 13] (UNDEFINED and uint64 included: refused)
  *   shape     rank = byte % 6, 5 meaning a bad rank (next byte odd: -1,
  *             even: 9); then rank dims, each DIMS[byte % 16] (0..8, or -1)
@@ -138,7 +140,19 @@ typedef struct shape {
     int64_t numel;     /* 0 when the shape is bad */
 } shape;
 
-static void read_name(fz_reader *r, char *buf) { snprintf(buf, 8, "t%d", fz_u8(r) % 16); }
+#define LONG_NAME 3000
+#define NAME_CAP (LONG_NAME + 1)
+
+static void tensor_name(int k, char *buf)
+{
+    int n = snprintf(buf, NAME_CAP, "t%d", k);
+    if (k == 15) {
+        memset(buf + n, 'x', (size_t)(LONG_NAME - n));
+        buf[LONG_NAME] = '\0';
+    }
+}
+
+static void read_name(fz_reader *r, char *buf) { tensor_name(fz_u8(r) % 16, buf); }
 
 static void read_inname(fz_reader *r, char *buf)
 {
@@ -146,7 +160,7 @@ static void read_inname(fz_reader *r, char *buf)
     if (k == 16)
         buf[0] = '\0';
     else
-        snprintf(buf, 8, "t%d", k);
+        tensor_name(k, buf);
 }
 
 static pg_dtype read_dtype(fz_reader *r) { return DTYPES[fz_u8(r) % 13]; }
@@ -340,7 +354,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     FZ_ASSERT(pg_graph_new(&g) == PG_OK, "pg_graph_new: %s", pg_last_error());
     int nodes = 0;
     for (int insn = 0; insn < MAX_INSNS && fz_more(&r); insn++) {
-        char name[8], node[64];
+        char name[NAME_CAP], node[64];
         const char *attr;
         shape s;
         pg_dtype t;
@@ -366,7 +380,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
         case 2: {
             int k = fz_u8(&r) % (n_ops + 8);
             const char *op = k < n_ops ? op_names[k] : EXTRA_OPS[k - n_ops];
-            char nbuf[8], ins[5][8], outs[3][8];
+            char nbuf[8], ins[5][NAME_CAP], outs[3][NAME_CAP];
             const char *nn = read_nodename(&r, nbuf);
             const char *in_p[5], *out_p[3];
             int n_in = fz_u8(&r) % 6;

@@ -83,6 +83,11 @@ def pass_names() -> list[str]:
     return out
 
 
+def tensor_name(k: int) -> str:
+    """fuzz_graph.c's name k: "t<k>", t15 padded with 'x' to 3000 bytes."""
+    return f"t{k}".ljust(3000, "x") if k == 15 else f"t{k}"
+
+
 class _Reader:
     def __init__(self, data: bytes):
         self.p, self.i = data, 0
@@ -121,11 +126,11 @@ class _Interp:
 
     # -- operands
     def name(self) -> str:
-        return f"t{self.r.u8() % 16}"
+        return tensor_name(self.r.u8() % 16)
 
     def inname(self) -> str:
         k = self.r.u8() % 17
-        return "" if k == 16 else f"t{k}"
+        return "" if k == 16 else tensor_name(k)
 
     def dtype(self) -> int:
         return DTYPES[self.r.u8() % 13]
