@@ -278,8 +278,8 @@ class CompiledModel:
         check(lib.pg_model_get_stats(self._m, s))
         return {"arena": int(s.arena_bytes), "naive": int(s.naive_bytes),
                 "lower_bound": int(s.lower_bound_bytes), "weights": int(s.weight_bytes),
-                "weights_shared": int(s.shared_weight_bytes), "persistent": int(s.persistent_bytes), "steps": int(s.steps),
-                "planner": cstr(s.planner)}
+                "weights_shared": int(s.shared_weight_bytes), "persistent": int(s.persistent_bytes),
+                "steps": int(s.steps), "planner": cstr(s.planner)}
 
     @property
     def steps(self) -> list[dict[str, str]]:
