@@ -646,7 +646,9 @@ class OnnxModel:
     """An ONNX model compiled on demand: ``run(feeds)`` compiles for the
     feeds' shapes the first time it sees them and reuses that compiled model
     afterwards (``cache_size`` distinct shape sets are kept, least recently
-    used dropped first)."""
+    used dropped first).  The shape sets hold the weights once: each built
+    graph borrows the parsed arrays, and the compiled models share their
+    packed weights (``memory_stats["weights_shared"]``)."""
 
     def __init__(self, model: Any, level: int = 3, disable: Iterable[str] = (),
                  threads: int | None = None, cache_size: int = 8) -> None:
