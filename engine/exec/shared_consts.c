@@ -83,8 +83,27 @@ static pg_status own_copy(pg_tensor *t)
     return PG_OK;
 }
 
+/* Releases the references no constant of g reads any more (a rebind's
+ * relayout replaced those weights: the IR does not free borrowed data, so
+ * without this the old copy lived as long as the model). */
+static void prune(const pg_graph *g, pg_shared_const **refs, int *n)
+{
+    int kept = 0;
+    for (int r = 0; r < *n; r++) {
+        int used = 0;
+        for (int i = 0; i < g->n_tensors && !used; i++)
+            used = g->tensors[i] && g->tensors[i]->data == refs[r]->data;
+        if (used)
+            refs[kept++] = refs[r];
+        else
+            pg_share_release(&refs[r], 1);
+    }
+    *n = kept;
+}
+
 pg_status pg_share_consts(pg_graph *g, pg_shared_const ***refs, int *n, int *cap)
 {
+    prune(g, *refs, n);
     for (int i = 0; i < g->n_tensors; i++) {
         pg_tensor *t = g->tensors[i];
         if (!t || !t->is_const || !t->data)

@@ -25,7 +25,8 @@ typedef struct pg_shared_const pg_shared_const;
  * by the graph being compiled (PG_DATA_LENT, pg_ir_clone_lent: copied into
  * the store unless it has those bytes already; a smaller one gets a copy
  * of its own), so that no constant of g points into the source graph
- * afterwards.  The references taken are appended to *refs (*n of them,
+ * afterwards.  References in *refs that no constant of g reads any more
+ * are released first.  The references taken are appended to *refs (*n of them,
  * the array grown with pg_realloc, *cap its capacity).  On failure (out of
  * memory) the references already taken stay in *refs, to be released as
  * usual. */
