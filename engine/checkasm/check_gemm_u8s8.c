@@ -401,14 +401,17 @@ void checkasm_check_gemm_u8s8(void)
         if (!check_tiles(op, v, &b) || !check_driver(op, v, &d))
             continue;
         if (checkasm_bench_enabled()) {
-            /* each against its own instruction: tdpbusd, vpdpbusd zmm, or ymm (AVX-VNNI) */
+            /* each against its own instruction: tdpbusd, vpdpbusd zmm or ymm
+             * (AVX-VNNI), or AVX2's vpmaddwd + vpaddd */
             const char *isa = op->variants[v].isa;
-            int amx = !strcmp(isa, "amx"), ymm = !strcmp(isa, "avxvnni");
+            int amx = !strcmp(isa, "amx"), ymm = !strcmp(isa, "avxvnni"), avx2 = !strcmp(isa, "avx2");
             double (*yard)(int) = amx ? pg_measure_amx_int8_peak_gops
-                                  : ymm ? pg_measure_avxvnni_peak_gops : pg_measure_vnni_peak_gops;
+                                  : ymm ? pg_measure_avxvnni_peak_gops
+                                  : avx2 ? pg_measure_madd_avx2_peak_gops : pg_measure_vnni_peak_gops;
             double peak = yard(1);
             printf("   yardstick: %s peak, 1 thread %.2f GOP/s, 2 threads %.2f GOP/s\n",
-                   amx ? "tdpbusd" : ymm ? "vpdpbusd ymm (VEX)" : "vpdpbusd zmm", peak, yard(2));
+                   amx ? "tdpbusd" : ymm ? "vpdpbusd ymm (VEX)" : avx2 ? "vpmaddwd + vpaddd ymm"
+                   : "vpdpbusd zmm", peak, yard(2));
             static const size_t shapes[][3] = { { 128, 384, 384 }, { 128, 384, 1536 },
                                                 { 128, 1536, 384 }, { 1024, 384, 1536 },
                                                 { 512, 512, 512 } };

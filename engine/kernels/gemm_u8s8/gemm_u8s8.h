@@ -85,6 +85,8 @@ void pg_u8s8_gemm_4x32_i8mm(size_t mr, size_t nr, size_t k, const uint8_t *a, si
                             const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
 void pg_u8s8_gemm_6x32_avxvnni(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
                                const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
+void pg_u8s8_gemm_6x32_avx2(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
+                            const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
 void pg_u8s8_gemm_12x32_avx512vnni(size_t mr, size_t nr, size_t k, const uint8_t *a,
                                    size_t lda, const int8_t *b, void *c, size_t ldc,
                                    const pg_u8s8_epilogue *ep);
@@ -102,6 +104,7 @@ void pg_u8s8_epilogue_ref(const pg_u8s8_epilogue *ep, size_t i, size_t j, int32_
  * (x * inv, not x / scale: the same operations in every variant, bit exact.) */
 void pg_quant_u8_row_c(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero);
 void pg_quant_u8_row_avx512(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero);
+void pg_quant_u8_row_avx2(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero);
 /* With a given inv_scale and zero point (per-tensor quantisation): plain C. */
 void pg_quant_u8_apply(size_t n, const float *x, float inv_scale, int32_t zero, uint8_t *y);
 
@@ -170,6 +173,9 @@ pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const
 /* The avxvnni kernel's yardstick: VEX vpdpbusd ymm GOP/s (peak_lowp.c,
  * timed as pg_measure_vnni_peak_gops); -1 and an error without AVX-VNNI. */
 double pg_measure_avxvnni_peak_gops(int threads);
+/* The avx2 kernel's: vpmaddwd + vpaddd ymm, 32 ops a pair; -1 and an
+ * error without AVX2. */
+double pg_measure_madd_avx2_peak_gops(int threads);
 
 extern const pg_kernel_family pg_kernels_gemm_u8s8;
 extern const pg_kernel_family pg_kernels_quantize_u8;

@@ -23,6 +23,8 @@ static const pg_variant gemm_variants[] = {
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_12x32_avx512vnni }, &p_12x32 },
     { "u8s8_gemm_6x32_avxvnni", "avxvnni", PG_CPU_AVX2 | PG_CPU_AVXVNNI,
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avxvnni }, &p_6x32 },
+    { "u8s8_gemm_6x32_avx2", "avx2", PG_CPU_AVX2,
+      .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avx2 }, &p_6x32 },
 #endif
 #if defined(__aarch64__)
     { "u8s8_gemm_4x32_i8mm", "i8mm", PG_CPU_NEON | PG_CPU_I8MM,
@@ -41,6 +43,8 @@ static const pg_variant quant_variants[] = {
 #if defined(__x86_64__)
     { "quant_u8_row_avx512", "avx512", X86_AVX512,
       .fn = { .quant_u8 = pg_quant_u8_row_avx512 }, NULL },
+    { "quant_u8_row_avx2", "avx2", PG_CPU_AVX2,
+      .fn = { .quant_u8 = pg_quant_u8_row_avx2 }, NULL },
 #endif
     { "quant_u8_row_c", "c", 0, .fn = { .quant_u8 = pg_quant_u8_row_c }, NULL },
 };

@@ -1,6 +1,6 @@
 /* peak_lowp.c - pg_measure_bf16_peak_gflops / pg_measure_vnni_peak_gops:
  * the instruction peaks the bf16 and int8 GEMMs are measured against
- * (asm/x86_64/peak_lowp_avx512.S), timed as pg_measure_fma_peak_gflops
+ * (asm/x86_64/peak_lowp_avx512.S, peak_madd_avx2.S), timed as pg_measure_fma_peak_gflops
  * times the FMA loop: sized to about 20 ms, the best of 5 runs; one thread
  * in its CPU time, more in wall time. */
 #include <stdint.h>
@@ -19,6 +19,7 @@
 void pg_peak_bf16_avx512bf16(uint64_t iterations);
 void pg_peak_vnni_avx512vnni(uint64_t iterations);
 void pg_peak_vnni_avxvnni(uint64_t iterations);
+void pg_peak_madd_avx2(uint64_t iterations);
 void pg_peak_amx_bf16(uint64_t iterations);
 void pg_peak_amx_int8(uint64_t iterations);
 
@@ -96,6 +97,13 @@ double pg_measure_avxvnni_peak_gops(int threads)
                    "pg_measure_avxvnni_peak_gops");
 }
 
+/* AVX2's vpmaddwd + vpaddd ymm (gemm_u8s8.h: the avx2 kernel's yardstick) */
+double pg_measure_madd_avx2_peak_gops(int threads)
+{
+    return measure(pg_peak_madd_avx2, 384.0, PG_CPU_AVX2, threads,
+                   "pg_measure_madd_avx2_peak_gops");
+}
+
 double pg_measure_amx_bf16_peak_gflops(int threads)
 {
     return measure(pg_peak_amx_bf16, 65536.0, AVX512 | PG_CPU_AMXBF16, threads,
@@ -112,6 +120,13 @@ double pg_measure_avxvnni_peak_gops(int threads)
 {
     (void)threads;
     pg_fail(PG_ERR_UNSUPPORTED, "pg_measure_avxvnni_peak_gops: no AVX-VNNI on this architecture");
+    return -1.0;
+}
+
+double pg_measure_madd_avx2_peak_gops(int threads)
+{
+    (void)threads;
+    pg_fail(PG_ERR_UNSUPPORTED, "pg_measure_madd_avx2_peak_gops: no AVX2 on this architecture");
     return -1.0;
 }
 

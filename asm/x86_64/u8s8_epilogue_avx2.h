@@ -1,0 +1,172 @@
+/* u8s8_epilogue_avx2.h - the epilogue of the 6x32 u8s8 kernels of the
+ * AVX2 class (u8s8_gemm_6x32_avxvnni.S, u8s8_gemm_6x32_avx2.S), from the
+ * tile's int32 products (gemm_u8s8.h's epilogue, bit exact with the C
+ * reference):
+ *   - the F32 mode over a whole panel (nr = 32, the driver's every tile but
+ *     a product's last) in vectors: q = acc - a_zero[i] col_sum
+ *     (- row_corr[i] b_zero) by vpmulld, y = cvt(q) * (a_scale[i] * b_scale)
+ *     (+ bias);
+ *   - the other modes and edge tiles (no opmasks in AVX2) one element at a
+ *     time in scalar code: zero points, then I32, or F32 (+ bias), or
+ *     rounded to nearest even (vroundss, MXCSR's mode), clamped, stored as
+ *     U8 / S8.
+ *
+ * The kernel's frame: push rbp; mov rbp, rsp; rbx, r12-r15 pushed after
+ * it; the stack arguments c, ldc, ep at ARG_C, ARG_LDC, ARG_EP; rsp
+ * 32-aligned with the 6 x 32 int32 products at [rsp] (row stride 128
+ * bytes) and 32 bytes of slots at [rsp + 768].  On entry rdi = mr, rsi =
+ * nr; every general register but rbp and rsp is clobbered, and the
+ * macro ends by jumping to (or falling through to) \done. */
+#ifndef PG_U8S8_EPILOGUE_AVX2_H
+#define PG_U8S8_EPILOGUE_AVX2_H
+
+#define ARG_C   [rbp + 16]
+#define ARG_LDC [rbp + 24]
+#define ARG_EP  [rbp + 32]
+#define S_LDC  qword ptr [rsp + 768]
+#define S_MODE dword ptr [rsp + 776]
+#define S_OZ   dword ptr [rsp + 780]
+#define S_LO   dword ptr [rsp + 784]
+#define S_HI   dword ptr [rsp + 788]
+
+/* the vector F32 epilogue of 8 columns c of the buffer row rax (ymm15 the
+ * row's broadcast value; ymm0-ymm3 q / y, ymm4-ymm7 temporaries) */
+.macro VQ c
+        vmovdqa ymm\c, [rax + 32 * \c]
+        vpmulld ymm4, ymm15, [r11 + 32 * \c]
+        vpsubd  ymm\c, ymm\c, ymm4              /* - a_zero col_sum */
+.endm
+.macro VBZ c
+        vpmulld ymm4, ymm15, [r14 + 32 * \c]
+        vpsubd  ymm\c, ymm\c, ymm4              /* - row_corr b_zero */
+.endm
+.macro VDEQ c
+        vmulps  ymm4, ymm15, [r12 + 32 * \c]    /* a_scale b_scale */
+        vcvtdq2ps ymm\c, ymm\c
+        vmulps  ymm\c, ymm\c, ymm4
+        test    r13, r13
+        jz      8f
+        vaddps  ymm\c, ymm\c, [r13 + 32 * \c]
+8:      vmovups [rbx + 32 * \c], ymm\c
+.endm
+
+.macro U8S8_EPILOGUE_6x32 done
+        /* rsi nr, rdi rows left; r8 a_zero, r9 a_scale, r10 row_corr (each
+         * walks a row); r11 col_sum, r12 b_scale, r13 bias, r14 b_zero; rbx
+         * the C row, rdx the column, rax the buffer row; r15, rcx
+         * temporaries; xmm6 out_inv_scale, xmm7 / xmm8 +-1e9 (scalar: xmm0
+         * xmm1; vectors: ymm0-ymm4, ymm15); in memory: ldc in bytes, the
+         * mode, out_zero, the clamp bounds */
+        mov     r15, ARG_EP
+        mov     r8, [r15]
+        mov     r9, [r15 + 8]
+        mov     r11, [r15 + 16]
+        mov     r12, [r15 + 24]
+        mov     r13, [r15 + 32]
+        mov     r14, [r15 + 40]
+        mov     r10, [r15 + 48]
+        vmovss  xmm6, dword ptr [r15 + 56]
+        vmovss  xmm7, dword ptr [rip + .Lu8s8_big]
+        vmovss  xmm8, dword ptr [rip + .Lu8s8_nbig]
+        mov     eax, dword ptr [r15 + 60]
+        mov     S_OZ, eax
+        mov     eax, dword ptr [r15 + 64]
+        mov     S_MODE, eax
+        mov     S_LO, 0
+        mov     S_HI, 255
+        cmp     eax, 3
+        jne     1f
+        mov     S_LO, -128
+        mov     S_HI, 127
+1:      mov     rcx, ARG_LDC
+        cmp     eax, 2
+        jae     2f
+        shl     rcx, 2
+2:      mov     S_LDC, rcx
+        mov     rbx, ARG_C
+        mov     rax, rsp
+        cmp     S_MODE, 0                       /* F32 over whole panels: vectors */
+        jne     .Lrow
+        cmp     rsi, 32
+        jne     .Lrow
+.Lvrow: vpbroadcastd ymm15, dword ptr [r8]
+        VQ      0
+        VQ      1
+        VQ      2
+        VQ      3
+        test    r14, r14
+        jz      7f
+        vpbroadcastd ymm15, dword ptr [r10]
+        VBZ     0
+        VBZ     1
+        VBZ     2
+        VBZ     3
+7:      vbroadcastss ymm15, dword ptr [r9]
+        VDEQ    0
+        VDEQ    1
+        VDEQ    2
+        VDEQ    3
+        add     rax, 128
+        add     rbx, S_LDC
+        add     r8, 4
+        add     r9, 4
+        add     r10, 4
+        dec     rdi
+        jnz     .Lvrow
+        jmp     \done
+.Lrow:  xor     edx, edx
+.Lcol:  mov     r15d, dword ptr [rax + rdx * 4]
+        mov     ecx, dword ptr [r11 + rdx * 4]
+        imul    ecx, dword ptr [r8]
+        sub     r15d, ecx                       /* - a_zero col_sum */
+        test    r14, r14
+        jz      3f
+        mov     ecx, dword ptr [r14 + rdx * 4]
+        imul    ecx, dword ptr [r10]
+        sub     r15d, ecx                       /* - b_zero row_corr */
+3:      cmp     S_MODE, 1
+        jne     4f
+        mov     dword ptr [rbx + rdx * 4], r15d
+        jmp     .Lnext
+4:      vmovss  xmm1, dword ptr [r9]
+        vmulss  xmm1, xmm1, dword ptr [r12 + rdx * 4]
+        vcvtsi2ss xmm0, xmm0, r15d
+        vmulss  xmm0, xmm0, xmm1
+        test    r13, r13
+        jz      5f
+        vaddss  xmm0, xmm0, dword ptr [r13 + rdx * 4]
+5:      cmp     S_MODE, 0
+        jne     6f
+        vmovss  dword ptr [rbx + rdx * 4], xmm0
+        jmp     .Lnext
+6:      vmulss  xmm0, xmm0, xmm6
+        vroundss xmm0, xmm0, xmm0, 4
+        vminss  xmm0, xmm0, xmm7
+        vmaxss  xmm0, xmm0, xmm8
+        vcvttss2si r15d, xmm0
+        add     r15d, S_OZ
+        cmp     r15d, S_LO
+        cmovl   r15d, S_LO
+        cmp     r15d, S_HI
+        cmovg   r15d, S_HI
+        mov     byte ptr [rbx + rdx], r15b
+.Lnext: inc     rdx
+        cmp     rdx, rsi
+        jb      .Lcol
+        add     rax, 128
+        add     rbx, S_LDC
+        add     r8, 4
+        add     r9, 4
+        add     r10, 4
+        dec     rdi
+        jnz     .Lrow
+.endm
+
+/* its constants, inside PG_RODATA */
+.macro U8S8_EPILOGUE_CONSTS
+        .p2align 2
+.Lu8s8_big:  .float 1.0e9
+.Lu8s8_nbig: .float -1.0e9
+.endm
+
+#endif

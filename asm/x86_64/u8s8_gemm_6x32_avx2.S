@@ -1,0 +1,235 @@
+/* u8s8_gemm_6x32_avx2.S - one 6x32 tile of C = epilogue(A_u8 . B_s8)
+ * with plain AVX2 (vpmaddwd): the avx2 level, for CPUs without VNNI (AMD
+ * Zen 2 / Zen 3, Intel before Ice Lake), where the int8 products would
+ * otherwise fall back to fp32.
+ *
+ * Exact, unlike the vpmaddubsw route other engines take on these CPUs:
+ * vpmaddubsw adds two u8 x s8 products in saturating int16, and 255 x 127
+ * x 2 does not fit (a silent wrong answer); vpmaddwd multiplies int16
+ * pairs into int32, where nothing overflows.  Both run two a cycle here
+ * and each does 16 products per ymm (vpmaddubsw 32, but it needs a second
+ * vpmaddwd to widen), so the exact route costs the vpmovsx widening of B
+ * and no products.
+ *
+ * Both operands are widened to int16 on the way in:
+ *   - B: one 16-byte piece of a packed group (4 columns x 4 k, gemm_u8s8.h)
+ *     by vpmovsxbw is 16 int16 where dword 2j holds column j's k pair
+ *     (0, 1) and dword 2j + 1 its pair (2, 3);
+ *   - A: each row's bytes are widened (vpmovzxbw) into a stack buffer
+ *     a chunk of KC k at a time, so that the 4 k of a group are one qword
+ *     and vpbroadcastq puts them against every column's two pairs.
+ * vpmaddwd then leaves in dword 2j and 2j + 1 the two halves of column
+ * j's 4-k sum; they add up (vphaddd, vpermq back in column order) once,
+ * after the last chunk.
+ *
+ * The tile runs as four passes of 8 columns (those past nr skipped), each
+ * over the chunk: 12 accumulators ymm0-ymm11 (row r in ymm[2r] for
+ * columns 0-3 and ymm[2r+1] for 4-7 of the pass, unreduced), B in ymm12 /
+ * ymm13, A in ymm14, the products in ymm15.  A group of 4 k is 12
+ * vpmaddwd + 12 vpaddd on 2 widening loads and 6 broadcasts.  The
+ * accumulators live in a stack buffer between chunks.  A row past mr
+ * aliases row 0.
+ *
+ * Epilogue: u8s8_epilogue_avx2.h, from the 6 x 32 int32 buffer (shared
+ * with the avxvnni kernel).
+ *
+ * void pg_u8s8_gemm_6x32_avx2(size_t mr, size_t nr, size_t k,
+ *          rdi       rsi        rdx
+ *          const uint8_t *a, size_t lda, const int8_t *b, void *c,
+ *          rcx               r8          r9              [rbp+16]
+ *          size_t ldc, const pg_u8s8_epilogue *ep);
+ *          [rbp+24]    [rbp+32]                                          */
+#include "pg_asm.h"
+#include "u8s8_epilogue_avx2.h"
+
+/* the frame above rsp (32-aligned): the epilogue's products [0, 768) and
+ * slots [768, 800), mr and nr, the accumulators (4 passes x 6 rows x 2
+ * ymm) and the widened A chunk (6 rows x KC int16) */
+#define S_MR    qword ptr [rsp + 800]
+#define S_NR    qword ptr [rsp + 808]
+#define ACC     832
+#define AW      2368
+#define KC      256
+#define FRAME   (AW + 6 * 2 * KC)
+
+/* row \r (pointer \row) of A, bytes rbx .. rbx + r8 of the chunk, widened
+ * into AW + 512 \r: 16 bytes a step, then 4 (r8 is a multiple of 4; no
+ * byte past the row's k is read) */
+.macro WIDEN row, r
+        xor     eax, eax
+        lea     rdx, [\row + rbx]
+1:      lea     rsi, [rax + 16]
+        cmp     rsi, r8
+        ja      2f
+        vpmovzxbw ymm15, xmmword ptr [rdx + rax]
+        vmovdqa [rsp + 2 * rax + AW + 2 * KC * \r], ymm15
+        mov     rax, rsi
+        jmp     1b
+2:      cmp     rax, r8
+        jae     3f
+        vmovd   xmm15, dword ptr [rdx + rax]
+        vpmovzxbw xmm15, xmm15
+        vmovq   qword ptr [rsp + 2 * rax + AW + 2 * KC * \r], xmm15
+        add     rax, 4
+        jmp     2b
+3:
+.endm
+
+/* row \r's 4 k of group \u (qword at rax + 8 u of its widened chunk)
+ * against the pass's 8 columns */
+.macro ROW r, a0, a1, u
+        vpbroadcastq ymm14, qword ptr [rsp + rax + AW + 2 * KC * \r + 8 * \u]
+        vpmaddwd ymm15, ymm14, ymm12
+        vpaddd  \a0, \a0, ymm15
+        vpmaddwd ymm15, ymm14, ymm13
+        vpaddd  \a1, \a1, ymm15
+.endm
+
+/* group u of 4 k: the pass's 32 bytes of B at rdx + 128 u */
+.macro GROUP u
+        vpmovsxbw ymm12, xmmword ptr [rdx + 128 * \u]
+        vpmovsxbw ymm13, xmmword ptr [rdx + 128 * \u + 16]
+        ROW     0, ymm0, ymm1, \u
+        ROW     1, ymm2, ymm3, \u
+        ROW     2, ymm4, ymm5, \u
+        ROW     3, ymm6, ymm7, \u
+        ROW     4, ymm8, ymm9, \u
+        ROW     5, ymm10, ymm11, \u
+.endm
+
+/* the 12 accumulators of pass \q to / from the buffer */
+.macro ACCS op, q
+        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+        \op     ymm\i, [rsp + ACC + 384 * \q + 32 * \i]
+        .endr
+.endm
+.macro ACCS_STORE q
+        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+        vmovdqa [rsp + ACC + 384 * \q + 32 * \i], ymm\i
+        .endr
+.endm
+
+/* pass q (columns 8q .. 8q + 7) over the chunk: r8 = its widened bytes
+ * (8 per group), rbx its first k; two groups an iteration */
+.macro PASS q
+        cmp     S_NR, 8 * \q
+        jbe     9f
+        ACCS    vmovdqa, \q
+        mov     rdx, rbx
+        shl     rdx, 5                          /* group rbx / 4 at 128 bytes each */
+        lea     rdx, [r9 + rdx + 32 * \q]
+        xor     eax, eax
+        .p2align 4
+1:      lea     rsi, [rax + 16]
+        cmp     rsi, r8
+        ja      2f
+        GROUP   0
+        GROUP   1
+        add     rdx, 256
+        mov     rax, rsi
+        jmp     1b
+2:      cmp     rax, r8
+        jae     3f
+        GROUP   0
+3:      ACCS_STORE \q
+9:
+.endm
+
+/* the sum of pass q's row r: pairs added, back in column order, into the
+ * products buffer's row r, columns 8q .. 8q + 7 */
+.macro REDUCE q, r
+        vmovdqa ymm0, [rsp + ACC + 384 * \q + 64 * \r]
+        vphaddd ymm0, ymm0, [rsp + ACC + 384 * \q + 64 * \r + 32]
+        vpermq  ymm0, ymm0, 0xd8
+        vmovdqa [rsp + 128 * \r + 32 * \q], ymm0
+.endm
+
+        .text
+PG_FUNC(pg_u8s8_gemm_6x32_avx2)
+        push    rbp
+        mov     rbp, rsp
+        push    rbx
+        push    r12
+        push    r13
+        push    r14
+        push    r15
+        sub     rsp, FRAME
+        and     rsp, -32
+        mov     S_MR, rdi
+        mov     S_NR, rsi
+
+        /* the rows: rcx, r10, r11, r12, r13, r14 (past mr: row 0) */
+        lea     r10, [rcx + r8]
+        cmp     rdi, 2
+        cmovb   r10, rcx
+        lea     r11, [r10 + r8]
+        cmp     rdi, 3
+        cmovb   r11, rcx
+        lea     r12, [r11 + r8]
+        cmp     rdi, 4
+        cmovb   r12, rcx
+        lea     r13, [r12 + r8]
+        cmp     rdi, 5
+        cmovb   r13, rcx
+        lea     r14, [r13 + r8]
+        cmp     rdi, 6
+        cmovb   r14, rcx
+        mov     r15, rdx                        /* k */
+
+        vpxor   ymm0, ymm0, ymm0
+        .set    off, ACC
+        .rept   48
+        vmovdqa [rsp + off], ymm0
+        .set    off, off + 32
+        .endr
+
+        xor     ebx, ebx                        /* the chunk's first k */
+.Lchunk:
+        cmp     rbx, r15
+        jae     .Lsum
+        mov     r8, r15
+        sub     r8, rbx
+        mov     eax, KC
+        cmp     r8, rax
+        cmova   r8, rax                         /* its length */
+        WIDEN   rcx, 0
+        WIDEN   r10, 1
+        WIDEN   r11, 2
+        WIDEN   r12, 3
+        WIDEN   r13, 4
+        WIDEN   r14, 5
+        add     r8, r8                          /* widened bytes */
+        PASS    0
+        PASS    1
+        PASS    2
+        PASS    3
+        shr     r8, 1
+        add     rbx, r8
+        jmp     .Lchunk
+
+.Lsum:
+        .irp q, 0, 1, 2, 3
+        .irp r, 0, 1, 2, 3, 4, 5
+        REDUCE  \q, \r
+        .endr
+        .endr
+        mov     rdi, S_MR
+        mov     rsi, S_NR
+        U8S8_EPILOGUE_6x32 .Lout
+.Lout:  vzeroupper
+        lea     rsp, [rbp - 40]
+        pop     r15
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     rbx
+        pop     rbp
+        ret
+PG_ENDFUNC(pg_u8s8_gemm_6x32_avx2)
+
+        PG_RODATA
+        U8S8_EPILOGUE_CONSTS
+
+#if defined(__linux__) && defined(__ELF__)
+        .section .note.GNU-stack, "", @progbits
+#endif
