@@ -43,28 +43,30 @@
 #include "u8s8_epilogue_avx2.h"
 
 /* the frame above rsp (32-aligned): the epilogue's products [0, 768) and
- * slots [768, 800), mr and nr, the accumulators (4 passes x 6 rows x 2
- * ymm) and the widened A chunk (6 rows x KC int16) */
+ * slots [768, 800), mr, nr and k, the accumulators between chunks (4
+ * passes x 6 rows x 2 ymm) and the widened A chunk (6 rows x KC int16) */
 #define S_MR    qword ptr [rsp + 800]
 #define S_NR    qword ptr [rsp + 808]
+#define S_K     qword ptr [rsp + 816]
 #define ACC     832
 #define AW      2368
-#define KC      256
+#define KC      512
 #define FRAME   (AW + 6 * 2 * KC)
 
 /* row \r (pointer \row) of A, bytes rbx .. rbx + r8 of the chunk, widened
- * into AW + 512 \r: 16 bytes a step, then 4 (r8 is a multiple of 4; no
- * byte past the row's k is read) */
+ * into AW + 2 KC \r: 16 bytes a step while 16 remain, then 4 (r8 is a
+ * multiple of 4; no byte past the row's k is read) */
 .macro WIDEN row, r
         xor     eax, eax
         lea     rdx, [\row + rbx]
-1:      lea     rsi, [rax + 16]
-        cmp     rsi, r8
-        ja      2f
-        vpmovzxbw ymm15, xmmword ptr [rdx + rax]
+        cmp     r8, 16
+        jb      2f
+        lea     rsi, [r8 - 16]                  /* the last 16-byte step's start */
+1:      vpmovzxbw ymm15, xmmword ptr [rdx + rax]
         vmovdqa [rsp + 2 * rax + AW + 2 * KC * \r], ymm15
-        mov     rax, rsi
-        jmp     1b
+        add     rax, 16
+        cmp     rax, rsi
+        jbe     1b
 2:      cmp     rax, r8
         jae     3f
         vmovd   xmm15, dword ptr [rdx + rax]
@@ -97,10 +99,10 @@
         ROW     5, ymm10, ymm11, \u
 .endm
 
-/* the 12 accumulators of pass \q to / from the buffer */
-.macro ACCS op, q
+/* the 12 accumulators of pass \q from / to the buffer between chunks */
+.macro ACCS_LOAD q
         .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
-        \op     ymm\i, [rsp + ACC + 384 * \q + 32 * \i]
+        vmovdqa ymm\i, [rsp + ACC + 384 * \q + 32 * \i]
         .endr
 .endm
 .macro ACCS_STORE q
@@ -109,13 +111,29 @@
         .endr
 .endm
 
-/* pass q (columns 8q .. 8q + 7) over the chunk: r8 = its widened bytes
- * (8 per group), rbx its first k; two groups an iteration */
+/* the sums of pass q, row r (in \a0, \a1): pairs added, back in column
+ * order, into the products buffer's row r, columns 8q .. 8q + 7 */
+.macro REDUCE q, r, a0, a1
+        vphaddd \a0, \a0, \a1
+        vpermq  \a0, \a0, 0xd8
+        vmovdqa [rsp + 128 * \r + 32 * \q], \a0
+.endm
+
+/* pass q (columns 8q .. 8q + 7) over the chunk: rbx its first k, r8 its
+ * widened bytes (8 per group); the accumulators start at zero in the first
+ * chunk and go to the products buffer after the last (a K of at most KC
+ * never touches the buffer between); two groups an iteration */
 .macro PASS q
         cmp     S_NR, 8 * \q
         jbe     9f
-        ACCS    vmovdqa, \q
-        mov     rdx, rbx
+        test    rbx, rbx
+        jnz     4f
+        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+        vpxor   ymm\i, ymm\i, ymm\i
+        .endr
+        jmp     5f
+4:      ACCS_LOAD \q
+5:      mov     rdx, rbx
         shl     rdx, 5                          /* group rbx / 4 at 128 bytes each */
         lea     rdx, [r9 + rdx + 32 * \q]
         xor     eax, eax
@@ -131,17 +149,18 @@
 2:      cmp     rax, r8
         jae     3f
         GROUP   0
-3:      ACCS_STORE \q
+3:      lea     rax, [rbx + KC]
+        cmp     rax, S_K
+        jae     6f
+        ACCS_STORE \q
+        jmp     9f
+6:      REDUCE  \q, 0, ymm0, ymm1
+        REDUCE  \q, 1, ymm2, ymm3
+        REDUCE  \q, 2, ymm4, ymm5
+        REDUCE  \q, 3, ymm6, ymm7
+        REDUCE  \q, 4, ymm8, ymm9
+        REDUCE  \q, 5, ymm10, ymm11
 9:
-.endm
-
-/* the sum of pass q's row r: pairs added, back in column order, into the
- * products buffer's row r, columns 8q .. 8q + 7 */
-.macro REDUCE q, r
-        vmovdqa ymm0, [rsp + ACC + 384 * \q + 64 * \r]
-        vphaddd ymm0, ymm0, [rsp + ACC + 384 * \q + 64 * \r + 32]
-        vpermq  ymm0, ymm0, 0xd8
-        vmovdqa [rsp + 128 * \r + 32 * \q], ymm0
 .endm
 
         .text
@@ -157,6 +176,7 @@ PG_FUNC(pg_u8s8_gemm_6x32_avx2)
         and     rsp, -32
         mov     S_MR, rdi
         mov     S_NR, rsi
+        mov     S_K, rdx
 
         /* the rows: rcx, r10, r11, r12, r13, r14 (past mr: row 0) */
         lea     r10, [rcx + r8]
@@ -176,17 +196,8 @@ PG_FUNC(pg_u8s8_gemm_6x32_avx2)
         cmovb   r14, rcx
         mov     r15, rdx                        /* k */
 
-        vpxor   ymm0, ymm0, ymm0
-        .set    off, ACC
-        .rept   48
-        vmovdqa [rsp + off], ymm0
-        .set    off, off + 32
-        .endr
-
         xor     ebx, ebx                        /* the chunk's first k */
 .Lchunk:
-        cmp     rbx, r15
-        jae     .Lsum
         mov     r8, r15
         sub     r8, rbx
         mov     eax, KC
@@ -205,14 +216,9 @@ PG_FUNC(pg_u8s8_gemm_6x32_avx2)
         PASS    3
         shr     r8, 1
         add     rbx, r8
-        jmp     .Lchunk
+        cmp     rbx, r15
+        jb      .Lchunk
 
-.Lsum:
-        .irp q, 0, 1, 2, 3
-        .irp r, 0, 1, 2, 3, 4, 5
-        REDUCE  \q, \r
-        .endr
-        .endr
         mov     rdi, S_MR
         mov     rsi, S_NR
         U8S8_EPILOGUE_6x32 .Lout

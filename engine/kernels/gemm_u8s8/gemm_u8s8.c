@@ -122,7 +122,7 @@ typedef struct u8_job {
     const pg_u8s8_packed *B;
     const pg_u8s8_epilogue *ep;
     char *C;
-    pg_f32_unary_fn act;      /* applied to each F32 tile after its kernel call, or NULL */
+    pg_f32_unary_fn act;      /* applied to the F32 rows once written (act_rows), or NULL */
     size_t m_tiles, panels, tm, tn;
 } u8_job;
 
@@ -145,9 +145,21 @@ static void tile(const u8_job *j, size_t p, size_t i, size_t h)
     char *c = j->C + (i * j->ldc + col) * j->es;
     j->kernel(h, w, j->kp, j->A + i * j->lda, j->lda, j->B->data + (pbase + p) * j->kp * PG_U8S8_NR,
               c, j->ldc, &ep);
-    if (j->act)   /* while the tile is in L1 */
-        for (size_t r = 0; r < h; r++)
-            j->act(w, (float *)c + r * j->ldc, (float *)c + r * j->ldc);
+}
+
+/* The activation over rows [i0, i1) of panels [p0, p1), one call a row,
+ * once the kernel has written them (and while they are in cache): a call
+ * per tile row of 32 floats cost more than the activation (MiniLM's
+ * 1024 x 1536 GELU: 49K calls, about 5 ms of a 14 ms product on Zen 3). */
+static void act_rows(const u8_job *j, size_t i0, size_t i1, size_t p0, size_t p1)
+{
+    if (!j->act)
+        return;
+    size_t c0 = p0 * PG_U8S8_NR, c1 = p1 * PG_U8S8_NR < j->N ? p1 * PG_U8S8_NR : j->N;
+    for (size_t r = i0; r < i1; r++) {
+        float *row = (float *)j->C + r * j->ldc + c0;
+        j->act(c1 - c0, row, row);
+    }
 }
 
 /* A task's rows that fit in half of L1 stay there while its panels pass
@@ -170,15 +182,19 @@ static void run_task(void *ctx, size_t task)
         for (size_t p = p0; p < p1; p++)
             for (size_t i = m0; i < m1; i += j->mr)
                 tile(j, p, i, m1 - i < j->mr ? m1 - i : j->mr);
+        act_rows(j, m0, m1, p0, p1);
     } else {
         int l2 = pg_cpu_caps_get()->l2_bytes;
         size_t group = (l2 > 0 ? (size_t)l2 : 512 * 1024) / 2 / (j->kp * PG_U8S8_NR + 1);
         group = group ? group : 1;
         for (size_t pg = p0; pg < p1; pg += group) {
             size_t pe = pg + group < p1 ? pg + group : p1;
-            for (size_t i = m0; i < m1; i += j->mr)
+            for (size_t i = m0; i < m1; i += j->mr) {
+                size_t h = m1 - i < j->mr ? m1 - i : j->mr;
                 for (size_t p = pg; p < pe; p++)
-                    tile(j, p, i, m1 - i < j->mr ? m1 - i : j->mr);
+                    tile(j, p, i, h);
+                act_rows(j, i, i + h, pg, pe);
+            }
         }
     }
     if (j->finish)

@@ -163,8 +163,8 @@ pg_status pg_u8s8_gemm_packed(const pg_variant *v, size_t M, size_t N, const uin
                               size_t lda, const pg_u8s8_packed *B, size_t col0,
                               const pg_u8s8_epilogue *ep, void *C, size_t ldc, int threads);
 /* The same with an elementwise activation (a unary variant: gelu_erf, ...)
- * applied to each fp32 tile right after its kernel call, while it is in
- * cache (act NULL: none). */
+ * applied to each row's span of a task's panels once the kernel has written
+ * it, while it is in cache (act NULL: none). */
 pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const uint8_t *Aq,
                                   size_t lda, const pg_u8s8_packed *B, size_t col0,
                                   const pg_u8s8_epilogue *ep, void *C, size_t ldc,
