@@ -206,10 +206,27 @@ static const float *mask_row(const attn_job *j, int64_t b, int64_t h, int64_t i,
  * softmax the exp of huge negative numbers (an underflow the CPU handles
  * slowly).  Returns the number of keys to run; Sk when the tail is not
  * provably dead or the whole row is masked (its softmax is not all zeros). */
+static int dead_key(const float *x, float scale, const float *mask, size_t c)
+{
+    return (mask[c] <= -1e30f) & (fabsf(scale * x[c]) <= 1e29f);
+}
+
 static size_t live_keys(size_t Sk, const float *x, float scale, const float *mask)
 {
+    /* eight keys a step while all eight are dead (branch-free inside, so
+     * the compiler vectorises it: a causal row's dead tail is half the
+     * row, and one key a step cost more than the softmax it spares), then
+     * one at a time */
     size_t L = Sk;
-    while (L > 0 && mask[L - 1] <= -1e30f && fabsf(scale * x[L - 1]) <= 1e29f)
+    while (L >= 8) {
+        int dead = 1;
+        for (size_t t = 1; t <= 8; t++)
+            dead &= dead_key(x, scale, mask, L - t);
+        if (!dead)
+            break;
+        L -= 8;
+    }
+    while (L > 0 && dead_key(x, scale, mask, L - 1))
         L--;
     if (L == 0 || L == Sk || !(mask[L - 1] >= -1e28f) || !(fabsf(scale * x[L - 1]) <= 1e28f))
         return Sk;
