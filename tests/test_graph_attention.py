@@ -109,6 +109,32 @@ def test_causal_with_mask_and_kt():
     np.testing.assert_allclose(y, ref, atol=2e-5, rtol=1e-4)
 
 
+@pytest.mark.parametrize("Sk", [7, 8, 9, 16, 17, 40])
+def test_dead_tails_of_every_length(Sk):
+    """A float mask whose rows end in keys at float32's minimum (the torch
+    exporters' causal and padding form) has those keys skipped by the
+    softmax (live_keys, eight a step then one): row i ends in i % (Sk + 1)
+    such keys, and row 1 has a live key amid them.  Every row equals
+    numpy's."""
+    Sq, D = 3 * (Sk + 1), 8
+    q = rng.standard_normal((1, 1, Sq, D)).astype(np.float32)
+    k = rng.standard_normal((1, 1, Sk, D)).astype(np.float32)
+    v = rng.standard_normal((1, 1, Sk, D)).astype(np.float32)
+    lo = np.finfo(np.float32).min
+    mask = np.zeros((1, 1, Sq, Sk), np.float32)
+    for i in range(Sq):
+        dead = i % (Sk + 1)
+        mask[0, 0, i, Sk - dead:] = lo
+    mask[0, 0, 1, :] = lo
+    mask[0, 0, 1, 0] = 0.0
+    mask[0, 0, 1, Sk // 2] = 0.0        # a live key with dead ones on either side
+    m = attention_model({"q": (q.shape, np.float32), "k": (k.shape, np.float32),
+                         "v": (v.shape, np.float32), "m": (mask.shape, np.float32)}, {}, 1)
+    y = m.run({"q": q, "k": k, "v": v, "m": mask})["o"]
+    ref = reference(q, k, v, mask, 1 / np.sqrt(D), 0, 0)
+    np.testing.assert_allclose(y, ref, atol=2e-5, rtol=1e-4)
+
+
 def test_fully_masked_row_is_nan():
     q = np.ones((1, 1, 3, 4), np.float32)
     mask = np.zeros((1, 1, 3, 6), np.float32)
