@@ -800,6 +800,31 @@ def test_weight_prepack_only_at_level3():
     run_levels(g, {"x": f32(3, 40)})
 
 
+@pytest.mark.parametrize("act", ["Relu", "Gelu", None])
+@pytest.mark.parametrize("n", [16, 100, 1000])
+def test_one_row_on_a_packed_weight_runs_gemv_over_the_panels(act, n):
+    """A decoding step at batch 1 (one row of A) against a packed weight:
+    bound to gemv_panels where an assembly reader of the panel width
+    exists (else SGEMM, as before), with bias and the activation after it;
+    the same numbers as level 0's plain product."""
+    g = pg.Graph()
+    g.add_input("x", (1, 1, 77))
+    w, b = f32(77, n), f32(n)
+    g.add_node("MatMul", ["x", c(g, "w", w)], ["mm"])
+    g.add_node("Add", ["mm", c(g, "b", b)], ["z"])
+    g.add_node(act or "Identity", ["z"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=3)
+    names = [k for s in m.kernels for k in s["kernels"]]
+    # the one assembly reader so far takes the avx2 SGEMM kernel's 16-column panels
+    sixteen = any(v.startswith("f32_gemm_6x16") for v in names)
+    assert any(v.startswith("f32_gemv_panels16") for v in names) == sixteen, names
+    x = f32(1, 1, 77)
+    run_levels(g, {"x": x})
+    ref = pg.compile(g, level=0).run({"x": x})["y"]
+    np.testing.assert_allclose(m.run({"x": x})["y"], ref, rtol=1e-5, atol=1e-5)
+
+
 def test_shared_weight_read_as_activation_is_not_packed():
     g = pg.Graph()
     g.add_input("x", (8, 8))

@@ -3,6 +3,7 @@
 CHECK(vadd)
 CHECK(gemv)
 CHECK(gemv_nk)
+CHECK(gemv_panels)
 CHECK(vmul)
 CHECK(sgemm)
 CHECK(vexp)

@@ -5,6 +5,7 @@
 #include "../kernels/sgemm/sgemm.h"
 #include "../core/error.h"
 #include "../kernels/unary_fn.h"
+#include "../kernels/gemv_panels/gemv_panels.h"
 #include "gemm.h"
 
 size_t pg_gemm_scratch_bytes(const pg_variant *sgemm, size_t K, size_t N)
@@ -114,6 +115,14 @@ pg_status pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, si
     if (B->packed && (B->nr != nr || col0 % nr))
         return pg_fail(PG_ERR_INTERNAL, "node '%s': weight packed in %zu-column panels, bound to %s "
                        "(%zu columns)", k->node->name, B->nr, v ? v->name : "no SGEMM kernel", nr);
+    if (M == 1 && B->packed && alpha == 1.0f && k->bind->kern[3]) {
+        /* one row against packed panels: GEMV reads several panels at once */
+        pg_gemv_panels_run(k->bind->kern[3], N, K, A, B->data + (col0 / nr) * K * nr, nr, bias, C,
+                           threads);
+        if (act != PG_ACTK_NONE)
+            pg_apply_act(k->bind->kern[1], act, C, N);
+        return PG_OK;
+    }
     pg_packed_b pb = { v, K, N, nr, nr ? (N + nr - 1) / nr : 0, NULL };
     if (B->packed) {
         pb.data = (float *)B->data + (col0 / nr) * K * nr;

@@ -24,7 +24,9 @@
  *   MatMul, Gemm, FusedMatMul, QKVMatMul  kern[0] sgemm (for a packed weight:
  *                                         of its panel width), kern[1] the
  *                                         activation's table when the SGEMM
- *                                         epilogue lacks it
+ *                                         epilogue lacks it, kern[3]
+ *                                         gemv_panels (one row of A on a
+ *                                         packed weight, where one fits)
  *   FusedAttention                        kern[0] sgemm, kern[1] softmax, kern[2]
  *                                         gemv_nk, kern[3] gemv (one query row)
  *   Add, Mul                              kern[0] vadd, vmul

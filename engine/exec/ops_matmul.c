@@ -9,6 +9,7 @@
 
 #include "../core/alloc.h"
 #include "../core/error.h"
+#include "../kernels/gemv_panels/gemv_panels.h"
 #include "../kernels/sgemm/sgemm.h"
 #include "gemm.h"
 #include "lowp.h"
@@ -29,6 +30,14 @@ pg_act_kind pg_act_from_name(const char *s)
 static int has_panel_width(const pg_variant *v, const void *nr)
 {
     const pg_sgemm_params *p = v->params;
+    return p && p->nr == *(const int *)nr;
+}
+
+/* a gemv_panels kernel for exactly this width (not the any-width C
+ * reference: where no assembly reader fits, SGEMM runs the row) */
+static int reads_panel_width(const pg_variant *v, const void *nr)
+{
+    const pg_gemv_panels_params *p = v->params;
     return p && p->nr == *(const int *)nr;
 }
 
@@ -61,6 +70,10 @@ pg_status pg_bind_matmul(const pg_node *n, const pg_tensor *const *in, const pg_
             return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': weight '%s' is packed in %d-column panels "
                            "and the CPU mask allows no SGEMM kernel of that width (rebind the model "
                            "to re-pack it)", n->name, w->name, w->pack_nr);
+        /* one row of A (a decoding step at batch 1): GEMV over the panels */
+        if (pg_matmul_rows(in[0], w) == 1)
+            b->kern[3] = pg_kernel_select_fitting(&pg_kernels_gemv_panels, reads_panel_width,
+                                                  &w->pack_nr);
     } else {
         b->kern[0] = pg_kernel_select(&pg_kernels_sgemm);
     }

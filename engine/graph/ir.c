@@ -317,6 +317,14 @@ int64_t pg_tensor_numel(const pg_tensor *t)
     return n;
 }
 
+int64_t pg_matmul_rows(const pg_tensor *a, const pg_tensor *w)
+{
+    int64_t n = pg_tensor_numel(a);
+    if (n < 0 || w->rank != 2 || w->shape[0] <= 0)
+        return -1;
+    return n / w->shape[0];
+}
+
 int pg_tensor_shape_known(const pg_tensor *t) { return pg_tensor_numel(t) >= 0; }
 
 int pg_ir_add_tensor(pg_graph *g, const char *name, pg_dtype dt, int rank, const int64_t *shape)

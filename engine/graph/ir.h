@@ -284,6 +284,9 @@ pg_status pg_ir_remove_tensor(pg_graph *g, int t);
 /* Sets shape and row-major strides (rank <= PG_MAX_RANK). */
 void      pg_ir_set_shape(pg_tensor *t, int rank, const int64_t *shape);
 int64_t   pg_tensor_numel(const pg_tensor *t);   /* -1 if any dim unknown */
+/* Rows of A in a product A . W with a 2-D weight W [K, N] (A's elements
+ * over K: what the product runs as one M x K matrix); -1 if unknown. */
+int64_t   pg_matmul_rows(const pg_tensor *a, const pg_tensor *w);
 int       pg_tensor_shape_known(const pg_tensor *t);
 /* Replace a constant's data (takes ownership of a buffer from pg_malloc;
  * frees the old one).  Used by the pre-packing pass with layout PACKED. */

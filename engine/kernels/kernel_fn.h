@@ -55,6 +55,9 @@ typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
     /* y = x . B (+ bias), B K x N (gemv/gemv.h) */                                            \
     ENTRY_(gemv, pg_f32_gemv_fn, void, size_t N, size_t K, const float *x, const float *B,     \
            size_t ldb, const float *bias, float *y)                                            \
+    /* y = x . B (+ bias), B packed in SGEMM's panels (gemv_panels/gemv_panels.h) */            \
+    ENTRY_(gemv_panels, pg_f32_gemv_panels_fn, void, size_t N, size_t K, const float *x,       \
+           const float *b, const float *bias, float *y, size_t nr)                             \
     /* y = W . x (+ bias), W N x K (gemv_nk/gemv_nk.h) */                                      \
     ENTRY_(gemv_nk, pg_f32_gemv_nk_fn, void, size_t N, size_t K, const float *x,               \
            const float *W, size_t ldw, const float *bias, float *y)                            \

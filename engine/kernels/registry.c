@@ -4,6 +4,7 @@
 #include "vadd/vadd.h"
 #include "gemv/gemv.h"
 #include "gemv_nk/gemv_nk.h"
+#include "gemv_panels/gemv_panels.h"
 #include "vmul/vmul.h"
 #include "sgemm/sgemm.h"
 #include "vexp/vexp.h"
@@ -34,6 +35,7 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_vadd,
     &pg_kernels_gemv,
     &pg_kernels_gemv_nk,
+    &pg_kernels_gemv_panels,
     &pg_kernels_vmul,
     &pg_kernels_sgemm,
     &pg_kernels_vexp,

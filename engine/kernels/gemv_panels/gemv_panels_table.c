@@ -1,0 +1,22 @@
+/* gemv_panels_table.c - the variant table of gemv_panels, best first, C
+ * reference last.  Only the avx2 SGEMM kernel's 16-column panels have an
+ * assembly reader so far; weights packed for another width stay on SGEMM
+ * (ops_matmul.c binds this only where an assembly variant fits). */
+#include "gemv_panels.h"
+
+#if defined(__x86_64__)
+static const pg_gemv_panels_params p_16 = { 16 };
+#endif
+static const pg_gemv_panels_params p_any = { 0 };
+
+static const pg_variant variants[] = {
+#if defined(__x86_64__)
+    { "f32_gemv_panels16_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
+      .fn = { .gemv_panels = pg_f32_gemv_panels16_avx2_fma3 }, &p_16 },
+#endif
+    { "f32_gemv_panels_c", "c", 0, .fn = { .gemv_panels = pg_f32_gemv_panels_c }, &p_any },
+};
+
+const pg_kernel_family pg_kernels_gemv_panels = {
+    "gemv_panels", "y = x . B (+ bias), fp32, M = 1, B packed in SGEMM's panels",
+    variants, PG_COUNTOF(variants), PG_KERNEL_FN_gemv_panels };
