@@ -16,6 +16,7 @@
  *                             float *scale, int32_t *zero)
  *                             rcx           r8 */
 #include "pg_asm.h"
+#include "quant_u8_scale.h"
 
         .text
 PG_FUNC(pg_quant_u8_row_avx512)
@@ -49,36 +50,7 @@ PG_FUNC(pg_quant_u8_row_avx512)
         vminps  ymm0, ymm2, ymm0
         vextractf32x8 ymm3, zmm1, 1
         vmaxps  ymm1, ymm3, ymm1
-        vextractf128 xmm2, ymm0, 1
-        vminps  xmm0, xmm2, xmm0
-        vextractf128 xmm3, ymm1, 1
-        vmaxps  xmm1, xmm3, xmm1
-        vmovhlps xmm2, xmm2, xmm0
-        vminps  xmm0, xmm2, xmm0
-        vmovhlps xmm3, xmm3, xmm1
-        vmaxps  xmm1, xmm3, xmm1
-        vmovshdup xmm2, xmm0
-        vminss  xmm0, xmm2, xmm0
-        vmovshdup xmm3, xmm1
-        vmaxss  xmm1, xmm3, xmm1
-        /* scale = (hi - lo) / 255, 1 unless > 0 */
-        vsubss  xmm4, xmm1, xmm0
-        vdivss  xmm4, xmm4, dword ptr [rip + c255f]
-        vxorps  xmm5, xmm5, xmm5
-        vucomiss xmm4, xmm5
-        ja      4f
-        vmovss  xmm4, dword ptr [rip + one]
-4:      vmovss  [rcx], xmm4
-        vmovss  xmm6, dword ptr [rip + one]
-        vdivss  xmm6, xmm6, xmm4                /* inv */
-        /* zero = clamp(rint(-lo * inv), 0, 255) */
-        vxorps  xmm0, xmm0, xmmword ptr [rip + sign_bit]
-        vmulss  xmm0, xmm0, xmm6
-        vroundss xmm0, xmm0, xmm0, 4           /* current mode: nearest even */
-        vmaxss  xmm0, xmm0, xmm5
-        vminss  xmm0, xmm0, dword ptr [rip + c255f]
-        vcvttss2si eax, xmm0
-        mov     [r8], eax
+        QUANT_U8_SCALE
         /* the bytes */
         vbroadcastss zmm6, xmm6
         vpbroadcastd zmm7, eax                  /* zero */
@@ -124,11 +96,7 @@ PG_FUNC(pg_quant_u8_row_avx512)
 PG_ENDFUNC(pg_quant_u8_row_avx512)
 
         PG_RODATA
-        .p2align 4
-sign_bit: .long 0x80000000, 0, 0, 0
-c255f:   .float 255.0
-one:     .float 1.0
-big:     .float 1.0e9
+        QUANT_U8_CONSTS
 c255:    .long 255
 
 #if defined(__linux__) && defined(__ELF__)

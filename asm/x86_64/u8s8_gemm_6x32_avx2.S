@@ -30,7 +30,7 @@
  * accumulators live in a stack buffer between chunks.  A row past mr
  * aliases row 0.
  *
- * Epilogue: u8s8_epilogue_avx2.h, from the 6 x 32 int32 buffer (shared
+ * Epilogue: u8s8_tile_avx2.h, from the 6 x 32 int32 buffer (shared
  * with the avxvnni kernel).
  *
  * void pg_u8s8_gemm_6x32_avx2(size_t mr, size_t nr, size_t k,
@@ -40,7 +40,7 @@
  *          size_t ldc, const pg_u8s8_epilogue *ep);
  *          [rbp+24]    [rbp+32]                                          */
 #include "pg_asm.h"
-#include "u8s8_epilogue_avx2.h"
+#include "u8s8_tile_avx2.h"
 
 /* the frame above rsp (32-aligned): the epilogue's products [0, 768) and
  * slots [768, 800), mr, nr and k, the accumulators between chunks (4
@@ -165,35 +165,11 @@
 
         .text
 PG_FUNC(pg_u8s8_gemm_6x32_avx2)
-        push    rbp
-        mov     rbp, rsp
-        push    rbx
-        push    r12
-        push    r13
-        push    r14
-        push    r15
-        sub     rsp, FRAME
-        and     rsp, -32
+        U8S8_ENTER FRAME
         mov     S_MR, rdi
         mov     S_NR, rsi
         mov     S_K, rdx
 
-        /* the rows: rcx, r10, r11, r12, r13, r14 (past mr: row 0) */
-        lea     r10, [rcx + r8]
-        cmp     rdi, 2
-        cmovb   r10, rcx
-        lea     r11, [r10 + r8]
-        cmp     rdi, 3
-        cmovb   r11, rcx
-        lea     r12, [r11 + r8]
-        cmp     rdi, 4
-        cmovb   r12, rcx
-        lea     r13, [r12 + r8]
-        cmp     rdi, 5
-        cmovb   r13, rcx
-        lea     r14, [r13 + r8]
-        cmp     rdi, 6
-        cmovb   r14, rcx
         mov     r15, rdx                        /* k */
 
         xor     ebx, ebx                        /* the chunk's first k */
@@ -222,15 +198,7 @@ PG_FUNC(pg_u8s8_gemm_6x32_avx2)
         mov     rdi, S_MR
         mov     rsi, S_NR
         U8S8_EPILOGUE_6x32 .Lout
-.Lout:  vzeroupper
-        lea     rsp, [rbp - 40]
-        pop     r15
-        pop     r14
-        pop     r13
-        pop     r12
-        pop     rbx
-        pop     rbp
-        ret
+.Lout:  U8S8_LEAVE
 PG_ENDFUNC(pg_u8s8_gemm_6x32_avx2)
 
         PG_RODATA

@@ -12,7 +12,7 @@
  * ymm peak).  A row past mr aliases row 0.  The halves go to a 6 x 32
  * int32 buffer on the stack.
  *
- * Epilogue: u8s8_epilogue_avx2.h, from the buffer (shared with the avx2
+ * Epilogue: u8s8_tile_avx2.h, from the buffer (shared with the avx2
  * kernel).
  *
  * void pg_u8s8_gemm_6x32_avxvnni(size_t mr, size_t nr, size_t k,
@@ -22,7 +22,7 @@
  *          size_t ldc, const pg_u8s8_epilogue *ep);
  *          [rbp+24]    [rbp+32]                                          */
 #include "pg_asm.h"
-#include "u8s8_epilogue_avx2.h"
+#include "u8s8_tile_avx2.h"
 
 /* one A row (at \ra + rax + 4 u) against the half's 16 columns */
 .macro ROW ra, a0, a1, t, u
@@ -89,32 +89,8 @@
 
         .text
 PG_FUNC(pg_u8s8_gemm_6x32_avxvnni)
-        push    rbp
-        mov     rbp, rsp
-        push    rbx
-        push    r12
-        push    r13
-        push    r14
-        push    r15
-        sub     rsp, 832
-        and     rsp, -32
+        U8S8_ENTER 832
 
-        /* the rows: rcx, r10, r11, r12, r13, r14 (past mr: row 0) */
-        lea     r10, [rcx + r8]
-        cmp     rdi, 2
-        cmovb   r10, rcx
-        lea     r11, [r10 + r8]
-        cmp     rdi, 3
-        cmovb   r11, rcx
-        lea     r12, [r11 + r8]
-        cmp     rdi, 4
-        cmovb   r12, rcx
-        lea     r13, [r12 + r8]
-        cmp     rdi, 5
-        cmovb   r13, rcx
-        lea     r14, [r13 + r8]
-        cmp     rdi, 6
-        cmovb   r14, rcx
         mov     r15, rdx
         shr     r15, 2                          /* groups of 4 k */
         HALF    0
@@ -123,15 +99,7 @@ PG_FUNC(pg_u8s8_gemm_6x32_avxvnni)
         HALF    64
 3:
         U8S8_EPILOGUE_6x32 .Lout
-.Lout:  vzeroupper
-        lea     rsp, [rbp - 40]
-        pop     r15
-        pop     r14
-        pop     r13
-        pop     r12
-        pop     rbx
-        pop     rbp
-        ret
+.Lout:  U8S8_LEAVE
 PG_ENDFUNC(pg_u8s8_gemm_6x32_avxvnni)
 
         PG_RODATA

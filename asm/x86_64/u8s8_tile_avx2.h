@@ -1,7 +1,13 @@
-/* u8s8_epilogue_avx2.h - the epilogue of the 6x32 u8s8 kernels of the
- * AVX2 class (u8s8_gemm_6x32_avxvnni.S, u8s8_gemm_6x32_avx2.S), from the
- * tile's int32 products (gemm_u8s8.h's epilogue, bit exact with the C
- * reference):
+/* u8s8_tile_avx2.h - the frame, the row pointers and the epilogue of the
+ * 6x32 u8s8 kernels of the AVX2 class (u8s8_gemm_6x32_avxvnni.S,
+ * u8s8_gemm_6x32_avx2.S), which differ only in their products.
+ *
+ * U8S8_ENTER frame: the frame below (rbp, rbx, r12-r15 pushed, rsp
+ * 32-aligned under \frame bytes) and the six A rows in rcx, r10, r11,
+ * r12, r13, r14 (rows past mr alias row 0; lda in r8).  U8S8_LEAVE: back.
+ *
+ * U8S8_EPILOGUE_6x32, from the tile's int32 products (gemm_u8s8.h's
+ * epilogue, bit exact with the C reference):
  *   - the F32 mode over a whole panel (nr = 32, the driver's every tile but
  *     a product's last) in vectors: q = acc - a_zero[i] col_sum
  *     (- row_corr[i] b_zero) by vpmulld, y = cvt(q) * (a_scale[i] * b_scale)
@@ -17,8 +23,8 @@
  * bytes) and 32 bytes of slots at [rsp + 768].  On entry rdi = mr, rsi =
  * nr; every general register but rbp and rsp is clobbered, and the
  * macro ends by jumping to (or falling through to) \done. */
-#ifndef PG_U8S8_EPILOGUE_AVX2_H
-#define PG_U8S8_EPILOGUE_AVX2_H
+#ifndef PG_U8S8_TILE_AVX2_H
+#define PG_U8S8_TILE_AVX2_H
 
 #define ARG_C   [rbp + 16]
 #define ARG_LDC [rbp + 24]
@@ -28,6 +34,46 @@
 #define S_OZ   dword ptr [rsp + 780]
 #define S_LO   dword ptr [rsp + 784]
 #define S_HI   dword ptr [rsp + 788]
+
+.macro U8S8_ENTER frame
+        push    rbp
+        mov     rbp, rsp
+        push    rbx
+        push    r12
+        push    r13
+        push    r14
+        push    r15
+        sub     rsp, \frame
+        and     rsp, -32
+        /* the rows: rcx, r10, r11, r12, r13, r14 (past mr: row 0) */
+        lea     r10, [rcx + r8]
+        cmp     rdi, 2
+        cmovb   r10, rcx
+        lea     r11, [r10 + r8]
+        cmp     rdi, 3
+        cmovb   r11, rcx
+        lea     r12, [r11 + r8]
+        cmp     rdi, 4
+        cmovb   r12, rcx
+        lea     r13, [r12 + r8]
+        cmp     rdi, 5
+        cmovb   r13, rcx
+        lea     r14, [r13 + r8]
+        cmp     rdi, 6
+        cmovb   r14, rcx
+.endm
+
+.macro U8S8_LEAVE
+        vzeroupper
+        lea     rsp, [rbp - 40]
+        pop     r15
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     rbx
+        pop     rbp
+        ret
+.endm
 
 /* the vector F32 epilogue of 8 columns c of the buffer row rax (ymm15 the
  * row's broadcast value; ymm0-ymm3 q / y, ymm4-ymm7 temporaries) */
