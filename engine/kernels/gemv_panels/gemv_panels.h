@@ -9,8 +9,9 @@
  * and is bound by memory.  The SGEMM kernel walks the panels one after
  * another (one forward stream); these kernels read several panels at once,
  * several streams the hardware prefetchers run side by side, as gemv does
- * on row-major B.  Measured on AMD Zen 3, from DRAM: 13 GB/s through
- * SGEMM at M = 1, 20 GB/s here (512 x 2048).
+ * on row-major B.  Measured on AMD Zen 3, B from DRAM (16 copies in turn,
+ * 512 x 2048, 768 x 3072, 2048 x 512): 15 GB/s through SGEMM at M = 1,
+ * 25-27 GB/s here.
  *
  * nr is the panel width the weight was packed for; an assembly kernel takes
  * only its own (its params' nr), the C reference any.  Nothing past y[N - 1]
