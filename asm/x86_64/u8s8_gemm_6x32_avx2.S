@@ -43,11 +43,10 @@
 #include "u8s8_tile_avx2.h"
 
 /* the frame above rsp (32-aligned): the epilogue's products [0, 768) and
- * slots [768, 800), mr, nr and k, the accumulators between chunks (4
- * passes x 6 rows x 2 ymm) and the widened A chunk (6 rows x KC int16) */
+ * slots [768, 800), mr and nr, the accumulators between chunks (4 passes
+ * x 6 rows x 2 ymm) and the widened A chunk (6 rows x KC int16) */
 #define S_MR    qword ptr [rsp + 800]
 #define S_NR    qword ptr [rsp + 808]
-#define S_K     qword ptr [rsp + 816]
 #define ACC     832
 #define AW      2368
 #define KC      512
@@ -120,7 +119,7 @@
 .endm
 
 /* pass q (columns 8q .. 8q + 7) over the chunk: rbx its first k, r8 its
- * widened bytes (8 per group); the accumulators start at zero in the first
+ * widened bytes (8 per group), r15 k; the accumulators start at zero in the first
  * chunk and go to the products buffer after the last (a K of at most KC
  * never touches the buffer between); two groups an iteration */
 .macro PASS q
@@ -150,7 +149,7 @@
         jae     3f
         GROUP   0
 3:      lea     rax, [rbx + KC]
-        cmp     rax, S_K
+        cmp     rax, r15                        /* the last chunk? */
         jae     6f
         ACCS_STORE \q
         jmp     9f
@@ -168,8 +167,6 @@ PG_FUNC(pg_u8s8_gemm_6x32_avx2)
         U8S8_ENTER FRAME
         mov     S_MR, rdi
         mov     S_NR, rsi
-        mov     S_K, rdx
-
         mov     r15, rdx                        /* k */
 
         xor     ebx, ebx                        /* the chunk's first k */

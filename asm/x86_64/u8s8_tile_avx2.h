@@ -17,12 +17,12 @@
  *     rounded to nearest even (vroundss, MXCSR's mode), clamped, stored as
  *     U8 / S8.
  *
- * The kernel's frame: push rbp; mov rbp, rsp; rbx, r12-r15 pushed after
- * it; the stack arguments c, ldc, ep at ARG_C, ARG_LDC, ARG_EP; rsp
- * 32-aligned with the 6 x 32 int32 products at [rsp] (row stride 128
- * bytes) and 32 bytes of slots at [rsp + 768].  On entry rdi = mr, rsi =
- * nr; every general register but rbp and rsp is clobbered, and the
- * macro ends by jumping to (or falling through to) \done. */
+ * It reads U8S8_ENTER's frame: the stack arguments c, ldc, ep at ARG_C,
+ * ARG_LDC, ARG_EP, the 6 x 32 int32 products at [rsp] (row stride 128
+ * bytes) and 32 bytes of slots at [rsp + 768] (so \frame >= 800).  On
+ * entry rdi = mr, rsi = nr; every general register but rbp and rsp is
+ * clobbered, and the macro ends by jumping to (or falling through to)
+ * \done. */
 #ifndef PG_U8S8_TILE_AVX2_H
 #define PG_U8S8_TILE_AVX2_H
 
