@@ -31,72 +31,16 @@
         {vex} vpdpbusd \a1, \t, ymm13
 .endm
 
-/* group u of 4 k: B at rdx + 128 u, A at row + rax + 4 u */
-.macro GROUP u
-        vmovdqu ymm12, [rdx + 128 * \u]
-        vmovdqu ymm13, [rdx + 128 * \u + 32]
-        ROW     rcx, ymm0, ymm1, ymm14, \u
-        ROW     r10, ymm2, ymm3, ymm15, \u
-        ROW     r11, ymm4, ymm5, ymm14, \u
-        ROW     r12, ymm6, ymm7, ymm15, \u
-        ROW     r13, ymm8, ymm9, ymm14, \u
-        ROW     r14, ymm10, ymm11, ymm15, \u
-.endm
-
-/* one half: the panel from r9 + \off (r9 kept), the buffer columns at \off;
- * two groups an iteration */
-.macro HALF off
-        vpxor   ymm0, ymm0, ymm0
-        vpxor   ymm1, ymm1, ymm1
-        vpxor   ymm2, ymm2, ymm2
-        vpxor   ymm3, ymm3, ymm3
-        vpxor   ymm4, ymm4, ymm4
-        vpxor   ymm5, ymm5, ymm5
-        vpxor   ymm6, ymm6, ymm6
-        vpxor   ymm7, ymm7, ymm7
-        vpxor   ymm8, ymm8, ymm8
-        vpxor   ymm9, ymm9, ymm9
-        vpxor   ymm10, ymm10, ymm10
-        vpxor   ymm11, ymm11, ymm11
-        lea     rdx, [r9 + \off]
-        xor     eax, eax
-        mov     rbx, r15
-        shr     rbx, 1
-        jz      4f
-        .p2align 4
-1:      GROUP   0
-        GROUP   1
-        add     rax, 8
-        add     rdx, 256
-        dec     rbx
-        jnz     1b
-4:      test    r15, 1
-        jz      2f
-        GROUP   0
-2:      vmovdqa [rsp + \off], ymm0
-        vmovdqa [rsp + \off + 32], ymm1
-        vmovdqa [rsp + \off + 128], ymm2
-        vmovdqa [rsp + \off + 160], ymm3
-        vmovdqa [rsp + \off + 256], ymm4
-        vmovdqa [rsp + \off + 288], ymm5
-        vmovdqa [rsp + \off + 384], ymm6
-        vmovdqa [rsp + \off + 416], ymm7
-        vmovdqa [rsp + \off + 512], ymm8
-        vmovdqa [rsp + \off + 544], ymm9
-        vmovdqa [rsp + \off + 640], ymm10
-        vmovdqa [rsp + \off + 672], ymm11
-.endm
-
         .text
 PG_FUNC(pg_u8s8_gemm_6x32_avxvnni)
         U8S8_ENTER 832
 
         mov     r15, rdx
         shr     r15, 2                          /* groups of 4 k */
-        HALF    0
+        U8S8_HALF 0
         cmp     rsi, 16
         jbe     3f
-        HALF    64
+        U8S8_HALF 64
 3:
         U8S8_EPILOGUE_6x32 .Lout
 .Lout:  U8S8_LEAVE

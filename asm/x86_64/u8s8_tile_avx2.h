@@ -6,6 +6,9 @@
  * 32-aligned under \frame bytes) and the six A rows in rcx, r10, r11,
  * r12, r13, r14 (rows past mr alias row 0; lda in r8).  U8S8_LEAVE: back.
  *
+ * U8S8_HALF: the products of the kernels that take the packed groups as
+ * they are (below).
+ *
  * U8S8_EPILOGUE_6x32, from the tile's int32 products (gemm_u8s8.h's
  * epilogue, bit exact with the C reference):
  *   - the F32 mode over a whole panel (nr = 32, the driver's every tile but
@@ -25,6 +28,71 @@
  * \done. */
 #ifndef PG_U8S8_TILE_AVX2_H
 #define PG_U8S8_TILE_AVX2_H
+
+/* The products of the kernels that read the packed groups as they are
+ * (4 k x 8 columns a dword lane: avxvnni, avx2_w7): U8S8_HALF off runs
+ * one half of the tile, 16 columns, over the whole k (r15 groups of 4 k,
+ * the panel at r9 + off) into the products buffer, on the kernel's own
+ * ROW ra, a0, a1, t, u macro: row ra's 4 bytes at ra + rax + 4 u against
+ * B's two vectors ymm12, ymm13, added into a0 / a1 (t: ymm14 or ymm15 in
+ * turn, free for it).  12 accumulators ymm0-ymm11 (row r in ymm[2r],
+ * ymm[2r+1]); rax, rbx and rdx are clobbered. */
+/* group u of 4 k: B at rdx + 128 u, A at row + rax + 4 u */
+.macro U8S8_GROUP u
+        vmovdqu ymm12, [rdx + 128 * \u]
+        vmovdqu ymm13, [rdx + 128 * \u + 32]
+        ROW     rcx, ymm0, ymm1, ymm14, \u
+        ROW     r10, ymm2, ymm3, ymm15, \u
+        ROW     r11, ymm4, ymm5, ymm14, \u
+        ROW     r12, ymm6, ymm7, ymm15, \u
+        ROW     r13, ymm8, ymm9, ymm14, \u
+        ROW     r14, ymm10, ymm11, ymm15, \u
+.endm
+
+/* one half: the panel from r9 + \off (r9 kept), the buffer columns at \off;
+ * two groups an iteration */
+.macro U8S8_HALF off
+        vpxor   ymm0, ymm0, ymm0
+        vpxor   ymm1, ymm1, ymm1
+        vpxor   ymm2, ymm2, ymm2
+        vpxor   ymm3, ymm3, ymm3
+        vpxor   ymm4, ymm4, ymm4
+        vpxor   ymm5, ymm5, ymm5
+        vpxor   ymm6, ymm6, ymm6
+        vpxor   ymm7, ymm7, ymm7
+        vpxor   ymm8, ymm8, ymm8
+        vpxor   ymm9, ymm9, ymm9
+        vpxor   ymm10, ymm10, ymm10
+        vpxor   ymm11, ymm11, ymm11
+        lea     rdx, [r9 + \off]
+        xor     eax, eax
+        mov     rbx, r15
+        shr     rbx, 1
+        jz      4f
+        .p2align 4
+1:      U8S8_GROUP 0
+        U8S8_GROUP 1
+        add     rax, 8
+        add     rdx, 256
+        dec     rbx
+        jnz     1b
+4:      test    r15, 1
+        jz      2f
+        U8S8_GROUP 0
+2:      vmovdqa [rsp + \off], ymm0
+        vmovdqa [rsp + \off + 32], ymm1
+        vmovdqa [rsp + \off + 128], ymm2
+        vmovdqa [rsp + \off + 160], ymm3
+        vmovdqa [rsp + \off + 256], ymm4
+        vmovdqa [rsp + \off + 288], ymm5
+        vmovdqa [rsp + \off + 384], ymm6
+        vmovdqa [rsp + \off + 416], ymm7
+        vmovdqa [rsp + \off + 512], ymm8
+        vmovdqa [rsp + \off + 544], ymm9
+        vmovdqa [rsp + \off + 640], ymm10
+        vmovdqa [rsp + \off + 672], ymm11
+.endm
+
 
 #define ARG_C   [rbp + 16]
 #define ARG_LDC [rbp + 24]

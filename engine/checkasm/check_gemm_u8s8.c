@@ -10,7 +10,9 @@
  * with and without bias, I32, U8, S8), symmetric weights and weights with
  * zero points; A rows strided with junk past k, C strided with a sentinel
  * in its padding and ending at the guard bytes (a store past the tile or
- * before it is caught).  Random u8 / s8 values cover 0, 255, -128, 127.
+ * before it is caught).  Random u8 / s8 values cover 0, 255, -128, 127;
+ * weights within the variant's w_max (avx2_w7: [-64, 64]), with tiles of
+ * A at 255 against weights at its ends (the saturation it must not hit).
  *
  * Driver (pg_u8s8_quantize_rows + pg_u8s8_gemm_packed): the variant against
  * the reference through the same driver on edge shapes (M, N, K over 0..33,
@@ -42,12 +44,25 @@ typedef struct ubufs {
     size_t cap;             /* bytes of cref / cbuf */
 } ubufs;
 
-static void fill_tile(ubufs *b, size_t mr, size_t k, size_t lda, int zeros)
+/* a weight in [-w_max, w_max] (w_max 128: any s8), one in 4 at an end */
+static int8_t rand_weight(int w_max)
 {
+    int hi = w_max < 127 ? w_max : 127;
+    uint32_t r = checkasm_rand();
+    if ((r & 3) == 0)
+        return (int8_t)((r & 4) ? hi : -w_max);
+    return (int8_t)((int)((r >> 3) % (uint32_t)(hi + w_max + 1)) - w_max);
+}
+
+/* A's bytes: random, or (saturate) all 255 against weights at the ends */
+static void fill_tile(ubufs *b, size_t mr, size_t k, size_t lda, int zeros, int w_max)
+{
+    int saturate = (checkasm_rand() & 7) == 0;
     for (size_t i = 0; i < mr * lda; i++)
-        b->A[i] = (uint8_t)checkasm_rand();
+        b->A[i] = saturate ? 255 : (uint8_t)checkasm_rand();
     for (size_t i = 0; i < k * 32; i++)
-        b->B[i] = (int8_t)checkasm_rand();
+        b->B[i] = saturate ? (int8_t)((checkasm_rand() & 1) ? (w_max < 127 ? w_max : 127) : -w_max)
+                           : rand_weight(w_max);
     for (size_t j = 0; j < 32; j++) {
         b->b_scale[j] = checkasm_randf(1e-4f, 2e-2f);
         b->bias[j] = checkasm_randf(-2, 2);
@@ -85,7 +100,7 @@ static int check_tiles(const pg_kernel_family *op, int v, ubufs *b)
                     size_t lda = k + (checkasm_rand() & 1 ? 0 : 1 + checkasm_rand() % 9);
                     size_t ldc = nr + (checkasm_rand() & 1 ? 0 : 1 + checkasm_rand() % 5);
                     size_t es = (size_t)out_es(out), clen = ((mr - 1) * ldc + nr) * es;
-                    fill_tile(b, mr, k, lda, zeros);
+                    fill_tile(b, mr, k, lda, zeros, prm->w_max);
                     pg_u8s8_pack_s8(k, 32, b->B, 32, b->b_scale, 1, zeros ? b->b_zero : NULL, 1,
                                     b->packed);
                     pg_u8s8_packed pk;
@@ -115,7 +130,7 @@ static int check_tiles(const pg_kernel_family *op, int v, ubufs *b)
                 }
     if (checkasm_bench_enabled()) {
         size_t k = 256;
-        fill_tile(b, MR, k, k, 0);
+        fill_tile(b, MR, k, k, 0, prm->w_max);
         pg_u8s8_pack_s8(k, 32, b->B, 32, b->b_scale, 1, NULL, 1, b->packed);
         pg_u8s8_packed pk;
         pg_u8s8_view(b->packed, k, 32, 0, &pk);
@@ -141,6 +156,12 @@ typedef struct dbufs {
     float *Cref, *Cnew;
 } dbufs;
 
+static int qmax_of(const pg_variant *v)
+{
+    int w = ((const pg_u8s8_params *)v->params)->w_max;
+    return w < 127 ? w : 127;
+}
+
 static int driver_case(const pg_kernel_family *op, int v, dbufs *d, size_t M, size_t N,
                        size_t K, size_t col0, int threads)
 {
@@ -150,7 +171,7 @@ static int driver_case(const pg_kernel_family *op, int v, dbufs *d, size_t M, si
     checkasm_fill_f32(d->A, M * K, -3, 3);
     checkasm_fill_f32(d->B, K * Nt, -1, 1);
     checkasm_fill_f32(d->bias, Nt, -1, 1);
-    pg_u8s8_pack_f32(K, Nt, d->B, Nt, d->packed);
+    pg_u8s8_pack_f32(K, Nt, d->B, Nt, qmax_of(var), d->packed);
     pg_u8s8_packed pk;
     pg_u8s8_view(d->packed, K, Nt, 0, &pk);
     pg_u8s8_quantize_rows(quant, M, K, d->A, K, d->Aq, ldq, d->scale, d->zero, d->corr);
@@ -170,8 +191,29 @@ static int driver_case(const pg_kernel_family *op, int v, dbufs *d, size_t M, si
     return 1;
 }
 
+/* a variant exact only for narrow weights refuses wider ones */
+static int check_refuses_wide(const pg_variant *var, dbufs *d)
+{
+    if (qmax_of(var) == 127)
+        return 1;
+    size_t M = 6, N = 32, K = 16;
+    checkasm_fill_f32(d->B, K * N, -1, 1);
+    pg_u8s8_pack_f32(K, N, d->B, N, qmax_of(var) + 1, d->packed);
+    pg_u8s8_packed pk;
+    pg_u8s8_view(d->packed, K, N, 0, &pk);
+    memset(d->Aq, 255, M * K);
+    pg_u8s8_epilogue ep = { d->zero, d->scale, NULL, NULL, NULL, NULL, NULL, 1.0f, 0,
+                            PG_U8S8_OUT_F32, 0 };
+    if (pg_u8s8_gemm_packed(var, M, N, d->Aq, K, &pk, 0, &ep, d->Cnew, N, 1) == PG_OK)
+        return checkasm_fail("driver: weights up to |%d| ran on a kernel exact up to |%d|",
+                             pk.w_max, qmax_of(var));
+    return 1;
+}
+
 static int check_driver(const pg_kernel_family *op, int v, dbufs *d)
 {
+    if (!check_refuses_wide(&op->variants[v], d))
+        return 0;
     static const size_t edge[] = { 1, 2, 3, 5, 12, 13, 31, 32, 33 };
     static const size_t big[][3] = { { 128, 384, 384 }, { 128, 1536, 384 }, { 128, 384, 1536 },
                                      { 37, 100, 77 } };
@@ -196,7 +238,7 @@ static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, si
 {
     size_t kp = (K + 3) / 4 * 4;
     checkasm_fill_f32(d->B, K * N, -1, 1);
-    pg_u8s8_pack_f32(K, N, d->B, N, d->packed);
+    pg_u8s8_pack_f32(K, N, d->B, N, qmax_of(var), d->packed);
     pg_u8s8_packed pk;
     pg_u8s8_view(d->packed, K, N, 0, &pk);
     for (size_t i = 0; i < M * kp; i++)
@@ -406,13 +448,16 @@ void checkasm_check_gemm_u8s8(void)
              * (AVX-VNNI), or AVX2's vpmaddwd + vpaddd */
             const char *isa = op->variants[v].isa;
             int amx = !strcmp(isa, "amx"), ymm = !strcmp(isa, "avxvnni"), avx2 = !strcmp(isa, "avx2");
+            int w7 = ((const pg_u8s8_params *)op->variants[v].params)->w_max < 128;
             double (*yard)(int) = amx ? pg_measure_amx_int8_peak_gops
                                   : ymm ? pg_measure_avxvnni_peak_gops
+                                  : avx2 && w7 ? pg_measure_maddubs_avx2_peak_gops
                                   : avx2 ? pg_measure_madd_avx2_peak_gops : pg_measure_vnni_peak_gops;
             double peak = yard(1);
             printf("   yardstick: %s peak, 1 thread %.2f GOP/s, 2 threads %.2f GOP/s\n",
-                   amx ? "tdpbusd" : ymm ? "vpdpbusd ymm (VEX)" : avx2 ? "vpmaddwd + vpaddd ymm"
-                   : "vpdpbusd zmm", peak, yard(2));
+                   amx ? "tdpbusd" : ymm ? "vpdpbusd ymm (VEX)"
+                   : avx2 && w7 ? "vpmaddubsw + vpmaddwd + vpaddd ymm"
+                   : avx2 ? "vpmaddwd + vpaddd ymm" : "vpdpbusd zmm", peak, yard(2));
             static const size_t shapes[][3] = { { 128, 384, 384 }, { 128, 384, 1536 },
                                                 { 128, 1536, 384 }, { 1024, 384, 1536 },
                                                 { 512, 512, 512 } };

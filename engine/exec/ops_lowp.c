@@ -35,7 +35,15 @@ static const pg_kernel_family *act_family(pg_act_kind act, int bf16)
 pg_status pg_lowp_bind(const pg_node *n, const pg_tensor *const *in, pg_binding *b)
 {
     int bf16 = in[1]->layout == PG_LAYOUT_PACKED_BF16;
-    b->kern[0] = pg_kernel_select(bf16 ? &pg_kernels_gemm_bf16 : &pg_kernels_gemm_u8s8);
+    if (bf16)
+        b->kern[0] = pg_kernel_select(&pg_kernels_gemm_bf16);
+    else {
+        /* a kernel exact for the weights' range (pass_lowp chose it for the best) */
+        pg_u8s8_packed pk = { .w_max = 128 };
+        if (in[1]->data)
+            pg_u8s8_view(in[1]->data, (size_t)in[1]->shape[0], (size_t)in[1]->shape[1], 0, &pk);
+        b->kern[0] = pg_u8s8_select(pk.w_max);
+    }
     b->kern[2] = pg_kernel_select(bf16 ? &pg_kernels_cvt_bf16 : &pg_kernels_quantize_u8);
     if (!b->kern[0] || !b->kern[2])
         return pg_fail(PG_ERR_INTERNAL, "node '%s': no %s kernel", n->name, bf16 ? "bf16" : "int8");

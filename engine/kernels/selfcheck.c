@@ -370,7 +370,7 @@ static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_v
             return 0;
         for (int i = 0; i < MR; i++)
             pg_quant_u8_row_c(K, x + i * K, a + i * K, &sa[i], &za[i]);
-        pg_u8s8_pack_f32(K, NR, b, NR, pk);
+        pg_u8s8_pack_f32(K, NR, b, NR, p->w_max < 127 ? p->w_max : 127, pk);
         pg_u8s8_packed w;
         pg_u8s8_view(pk, K, NR, 0, &w);
         fill(bias, NR, 13);

@@ -18,7 +18,7 @@ size_t pg_u8s8_packed_bytes(size_t K, size_t N, int with_zero)
 {
     size_t kp = div_up(K ? K : 1, PG_U8S8_KG) * PG_U8S8_KG, panels = div_up(N, PG_U8S8_NR);
     size_t cols = panels * PG_U8S8_NR;
-    size_t bytes = panels * kp * PG_U8S8_NR + cols * (with_zero ? 12 : 8);
+    size_t bytes = panels * kp * PG_U8S8_NR + cols * (with_zero ? 12 : 8) + 4;
     return (bytes + 63) & ~(size_t)63;
 }
 
@@ -36,6 +36,20 @@ void pg_u8s8_view(const void *blob, size_t K, size_t N, int with_zero, pg_u8s8_p
     out->col_sum = (const int32_t *)p;
     out->scale = (const float *)(p + cols * 4);
     out->zero = with_zero ? (const int32_t *)(p + cols * 8) : NULL;
+    out->w_max = *(const int32_t *)(p + cols * (with_zero ? 12 : 8));
+}
+
+/* the weights' max |b| into the blob's last word (pg_u8s8_view) */
+static void set_w_max(void *blob, size_t K, size_t N, int with_zero)
+{
+    pg_u8s8_packed v;
+    pg_u8s8_view(blob, K, N, with_zero, &v);
+    int32_t m = 0;
+    for (size_t i = 0; i < v.panels * v.kp * PG_U8S8_NR; i++) {
+        int32_t b = v.data[i] < 0 ? -v.data[i] : v.data[i];
+        m = b > m ? b : m;
+    }
+    *(int32_t *)((char *)v.col_sum + v.panels * PG_U8S8_NR * (with_zero ? 12 : 8)) = m;
 }
 
 /* the byte of (k, j) in the packed panels */
@@ -67,9 +81,10 @@ void pg_u8s8_pack_s8(size_t K, size_t N, const int8_t *B, size_t ldb, const floa
             d[at(v.kp, k, j)] = b;
             cs[j] += b;
         }
+    set_w_max(dst, K, N, zero != NULL);
 }
 
-void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, void *dst)
+void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, int qmax, void *dst)
 {
     size_t bytes = pg_u8s8_packed_bytes(K, N, 0);
     memset(dst, 0, bytes);
@@ -78,22 +93,41 @@ void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, void *dst)
     int8_t *d = (int8_t *)v.data;
     int32_t *cs = (int32_t *)v.col_sum;
     float *sc = (float *)v.scale;
+    float q = (float)(qmax < 1 ? 1 : qmax > 127 ? 127 : qmax);
     for (size_t j = 0; j < N; j++) {
         float mx = 0.0f;
         for (size_t k = 0; k < K; k++) {
             float a = fabsf(B[k * ldb + j]);
             mx = a > mx ? a : mx;
         }
-        float s = mx > 0.0f ? mx / 127.0f : 1.0f;
+        float s = mx > 0.0f ? mx / q : 1.0f;
         sc[j] = s;
         for (size_t k = 0; k < K; k++) {
             float t = rintf(B[k * ldb + j] / s);
-            t = t > 127.0f ? 127.0f : t < -127.0f ? -127.0f : t;
+            t = t > q ? q : t < -q ? -q : t;
             int8_t b = (int8_t)t;
             d[at(v.kp, k, j)] = b;
             cs[j] += b;
         }
     }
+    set_w_max(dst, K, N, 0);
+}
+
+static int reaches(const pg_variant *v, const void *ctx)
+{
+    return ((const pg_u8s8_params *)v->params)->w_max >= *(const int *)ctx;
+}
+
+const pg_variant *pg_u8s8_select(int w_max)
+{
+    return pg_kernel_select_fitting(&pg_kernels_gemm_u8s8, reaches, &w_max);
+}
+
+int pg_u8s8_weight_qmax(void)
+{
+    const pg_variant *v = pg_kernel_select(&pg_kernels_gemm_u8s8);
+    int w = ((const pg_u8s8_params *)v->params)->w_max;
+    return w < 127 ? w : 127;
 }
 
 void pg_u8s8_quantize_rows(const pg_variant *quant, size_t M, size_t K, const float *A,
@@ -229,6 +263,9 @@ pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const
         return pg_fail(PG_ERR_INVALID_ARG, "pg_u8s8_gemm_packed: missing buffer or short stride "
                        "(lda %zu, kp %zu, ldc %zu, N %zu)", lda, B->kp, ldc, N);
     const pg_u8s8_params *prm = v->params;
+    if (B->w_max > prm->w_max)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_u8s8_gemm_packed: weights up to |%d|, and %s "
+                       "is exact only up to |%d|", B->w_max, v->name, prm->w_max);
     u8_job j = {
         .kernel = v->fn.gemm_u8s8, .finish = prm->finish, .mr = (size_t)prm->mr, .M = M, .N = N,
         .kp = B->kp,

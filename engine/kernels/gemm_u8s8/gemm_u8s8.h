@@ -73,6 +73,8 @@ typedef struct pg_u8s8_params {
     int mr, nr;
     void (*finish)(void);   /* after a thread's run of calls, or NULL (amx_tile.h) */
     double thread_work;     /* as pg_bf16_params' (gemm_bf16.h) */
+    int w_max;              /* the largest |b| it computes exactly: 128 (any s8), or 64
+                             * (avx2_w7: u8 x s8 pairs in saturating int16) */
 } pg_u8s8_params;
 
 void pg_u8s8_gemm_4x32_c(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
@@ -84,6 +86,8 @@ void pg_u8s8_gemm_2x32_dotprod(size_t mr, size_t nr, size_t k, const uint8_t *a,
 void pg_u8s8_gemm_4x32_i8mm(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
                             const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
 void pg_u8s8_gemm_6x32_avxvnni(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
+                               const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
+void pg_u8s8_gemm_6x32_avx2_w7(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
                                const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
 void pg_u8s8_gemm_6x32_avx2(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
                             const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
@@ -130,21 +134,35 @@ typedef struct pg_u8s8_packed {
     const int32_t *col_sum;   /* panels * 32 */
     const float *scale;       /* panels * 32 */
     const int32_t *zero;      /* panels * 32, or NULL */
+    int w_max;                /* max |b| over the weights (a kernel's w_max must reach it) */
 } pg_u8s8_packed;
 
 /* Bytes of the packed blob (a multiple of 64). */
 size_t pg_u8s8_packed_bytes(size_t K, size_t N, int with_zero);
-/* fp32 weights K x N (row stride ldb): per-column symmetric s8,
- * scale_j = max_k |B[k][j]| / 127 (1 for a zero column),
- * b = clamp(rint(B / scale_j), -127, 127).  dst: pg_u8s8_packed_bytes(K, N, 0), 64-aligned. */
-void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, void *dst);
+/* fp32 weights K x N (row stride ldb): per-column symmetric s8 in
+ * [-q, q], q = qmax (1..127; pg_u8s8_weight_qmax for the kernel that will run),
+ * scale_j = max_k |B[k][j]| / q (1 for a zero column),
+ * b = clamp(rint(B / scale_j), -q, q).  dst: pg_u8s8_packed_bytes(K, N, 0), 64-aligned. */
+void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, int qmax, void *dst);
 /* s8 weights K x N as given, scale per column (scale_per_col) or one for
  * all, zero points per column / one / none (zero NULL).  u8 weights with
  * zero point z: pass b - 128 and z - 128. */
 void pg_u8s8_pack_s8(size_t K, size_t N, const int8_t *B, size_t ldb, const float *scale,
                      int scale_per_col, const int32_t *zero, int zero_per_col, void *dst);
-/* The parts of a packed blob. */
+/* The parts of a packed blob (after the per-column arrays: one int32,
+ * the weights' max |b|). */
 void pg_u8s8_view(const void *blob, size_t K, size_t N, int with_zero, pg_u8s8_packed *out);
+
+/* ---- choosing a kernel ------------------------------------------------- */
+
+/* The best gemm_u8s8 variant the CPU mask allows whose w_max reaches
+ * w_max (128: any s8 weights), or NULL. */
+const pg_variant *pg_u8s8_select(int w_max);
+/* The range that pg_u8s8_pack_f32 should quantise weights to for the best
+ * variant: 127, or 64 where that variant is avx2_w7 (int8-dynamic's
+ * weights; a narrower range costs accuracy, a kernel that is not there
+ * would cost the speed). */
+int pg_u8s8_weight_qmax(void);
 
 /* ---- driver ------------------------------------------------------------ */
 
@@ -176,6 +194,8 @@ double pg_measure_avxvnni_peak_gops(int threads);
 /* The avx2 kernel's: vpmaddwd + vpaddd ymm, 32 ops a pair; -1 and an
  * error without AVX2. */
 double pg_measure_madd_avx2_peak_gops(int threads);
+/* The avx2_w7 kernel's: vpmaddubsw + vpmaddwd (ones) + vpaddd ymm, 64 ops. */
+double pg_measure_maddubs_avx2_peak_gops(int threads);
 
 extern const pg_kernel_family pg_kernels_gemm_u8s8;
 extern const pg_kernel_family pg_kernels_quantize_u8;

@@ -20,6 +20,7 @@ void pg_peak_bf16_avx512bf16(uint64_t iterations);
 void pg_peak_vnni_avx512vnni(uint64_t iterations);
 void pg_peak_vnni_avxvnni(uint64_t iterations);
 void pg_peak_madd_avx2(uint64_t iterations);
+void pg_peak_maddubs_avx2(uint64_t iterations);
 void pg_peak_amx_bf16(uint64_t iterations);
 void pg_peak_amx_int8(uint64_t iterations);
 
@@ -104,6 +105,13 @@ double pg_measure_madd_avx2_peak_gops(int threads)
                    "pg_measure_madd_avx2_peak_gops");
 }
 
+/* vpmaddubsw + vpmaddwd (ones) + vpaddd ymm (the avx2_w7 kernel's) */
+double pg_measure_maddubs_avx2_peak_gops(int threads)
+{
+    return measure(pg_peak_maddubs_avx2, 768.0, PG_CPU_AVX2, threads,
+                   "pg_measure_maddubs_avx2_peak_gops");
+}
+
 double pg_measure_amx_bf16_peak_gflops(int threads)
 {
     return measure(pg_peak_amx_bf16, 65536.0, AVX512 | PG_CPU_AMXBF16, threads,
@@ -127,6 +135,13 @@ double pg_measure_madd_avx2_peak_gops(int threads)
 {
     (void)threads;
     pg_fail(PG_ERR_UNSUPPORTED, "pg_measure_madd_avx2_peak_gops: no AVX2 on this architecture");
+    return -1.0;
+}
+
+double pg_measure_maddubs_avx2_peak_gops(int threads)
+{
+    (void)threads;
+    pg_fail(PG_ERR_UNSUPPORTED, "pg_measure_maddubs_avx2_peak_gops: no AVX2 on this architecture");
     return -1.0;
 }
 
