@@ -54,7 +54,7 @@ def test_round_trip_gives_the_same_bits(enc, feeds, tmp_path, level):
     ref = m.run(feeds)["last_hidden_state"]
     path = m.save(tmp_path / "m.pgm")
     info = pg.compiled_file_info(path)
-    assert info["engine_version"] == pg.__version__ and info["format_version"] == 1
+    assert info["engine_version"] == pg.__version__ and info["format_version"] == 2
     assert info["level"] == level and info["threads"] == 1 and info["models"] == 1
     assert info["bound_level"] == pg.cpu_info().level
     assert (info["pack_nr"] > 0) == (level == 3)
@@ -173,7 +173,7 @@ def test_another_engine_version_is_rejected(saved, tmp_path):
 def test_another_format_version_is_rejected(saved, tmp_path):
     b = bytearray(saved)
     b[8] = 7
-    with pytest.raises(FormatError, match="format version 7.*reads version 1"):
+    with pytest.raises(FormatError, match="format version 7.*reads version 2"):
         pg.load_compiled(_write(tmp_path, bytes(b)))
 
 

@@ -42,7 +42,7 @@
 #include "../passes/passes.h"
 #include "model.h"
 
-#define FILE_VERSION 1u
+#define FILE_VERSION 2u   /* 2: int8 packed weights end with their max |b| */
 #define ENDIAN_MARK 0x01020304u
 #define HEADER_BYTES 256u
 #define ENTRY_BYTES 128u

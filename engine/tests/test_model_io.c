@@ -176,7 +176,7 @@ static void round_trip(int level, const char *path)
 
     pg_model_file_info fi;
     OK(pg_model_file_info_get(path, 0, &fi));
-    CHECK(fi.format_version == 1 && fi.n_models == 1 && !strcmp(fi.engine_version, pg_version()), "header: %u %s",
+    CHECK(fi.format_version == 2 && fi.n_models == 1 && !strcmp(fi.engine_version, pg_version()), "header: %u %s",
           fi.format_version, fi.engine_version);
     CHECK(fi.level == level && fi.threads == 1 && !strcmp(fi.planner, "greedy_by_size"),
           "header: level %d threads %d planner %s", fi.level, fi.threads, fi.planner);
@@ -302,9 +302,9 @@ static void damage(const char *path, int exhaustive)
     CHECK(pg_model_load(bad, NULL, &m) == PG_ERR_FORMAT && strstr(pg_last_error(), "saved by Peregrine 9.9.9"),
           "version: %s", pg_last_error());
     memcpy(p, orig, n);
-    p[8] = 2;
+    p[8] = 7;
     write_file(bad, p, n);
-    CHECK(pg_model_load(bad, NULL, &m) == PG_ERR_FORMAT && strstr(pg_last_error(), "format version 2"),
+    CHECK(pg_model_load(bad, NULL, &m) == PG_ERR_FORMAT && strstr(pg_last_error(), "format version 7"),
           "format: %s", pg_last_error());
     pg_model_file_info fi;
     CHECK(pg_model_file_info_get(bad, 0, &fi) == PG_ERR_FORMAT, "file info of a bad file");

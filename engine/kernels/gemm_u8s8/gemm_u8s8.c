@@ -113,6 +113,28 @@ void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, int qmax, 
     set_w_max(dst, K, N, 0);
 }
 
+double pg_u8s8_rounding_error(size_t K, size_t N, const float *B, size_t ldb, int qmax)
+{
+    float q = (float)(qmax < 1 ? 1 : qmax > 127 ? 127 : qmax);
+    double err = 0.0, norm = 0.0;
+    for (size_t j = 0; j < N; j++) {
+        float mx = 0.0f;
+        for (size_t k = 0; k < K; k++) {
+            float a = fabsf(B[k * ldb + j]);
+            mx = a > mx ? a : mx;
+        }
+        float s = mx > 0.0f ? mx / q : 1.0f;
+        for (size_t k = 0; k < K; k++) {
+            float w = B[k * ldb + j], t = rintf(w / s);
+            t = t > q ? q : t < -q ? -q : t;
+            double e = (double)w - (double)(t * s);
+            err += e * e;
+            norm += (double)w * (double)w;
+        }
+    }
+    return norm > 0.0 ? sqrt(err / norm) : 0.0;
+}
+
 static int reaches(const pg_variant *v, const void *ctx)
 {
     return ((const pg_u8s8_params *)v->params)->w_max >= *(const int *)ctx;

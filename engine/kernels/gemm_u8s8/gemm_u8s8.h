@@ -149,6 +149,9 @@ void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, int qmax, 
  * zero point z: pass b - 128 and z - 128. */
 void pg_u8s8_pack_s8(size_t K, size_t N, const int8_t *B, size_t ldb, const float *scale,
                      int scale_per_col, const int32_t *zero, int zero_per_col, void *dst);
+/* What pg_u8s8_pack_f32 at qmax loses: ||B - dequant(quant(B))|| / ||B||
+ * over the whole weight (0 for a zero weight). */
+double pg_u8s8_rounding_error(size_t K, size_t N, const float *B, size_t ldb, int qmax);
 /* The parts of a packed blob (after the per-column arrays: one int32,
  * the weights' max |b|). */
 void pg_u8s8_view(const void *blob, size_t K, size_t N, int with_zero, pg_u8s8_packed *out);
