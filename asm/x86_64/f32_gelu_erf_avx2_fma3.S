@@ -1,38 +1,45 @@
 /* f32_gelu_erf_avx2_fma3.S - y = 0.5 x (1 + erf(x / sqrt 2)).
- * erf(z), z = min(|x| / sqrt 2, 4), by 8 polynomials of degree 7, one per
- * interval [k/2, k/2 + 1/2), k = 0..7, in t = z - k/2: k = min(trunc(2z), 7)
- * indexes 8-entry coefficient tables through vpermps, so every lane runs
- * the same Horner chain with its own coefficients.  z = 4 gives erf = 1 to
- * float precision (1 - erf(4) = 1.5e-8).  Then y = h + h sign(x) erf(z),
- * h = x / 2.  Coefficients: tools/fit_eltwise.py (max abs error of erf
- * 2.9e-8 in exact arithmetic).  Error: engine/kernels/gelu_erf/gelu_erf.h. */
+ * erf(z), z = |x| / sqrt 2 clamped just below 4, by 4 polynomials of
+ * degree 9, one per interval [k, k + 1), k = 0..3, in t = z - k (exact,
+ * where a centred t would round): k = trunc(z) indexes 4-entry coefficient tables
+ * through vpermilps (both 128-bit lanes hold the same 4), so every lane
+ * runs the same Horner chain with its own coefficients.  Four intervals
+ * rather than eight because vpermilps stays in its lane and is cheap,
+ * where vpermps over 8 entries was half of the kernel's time on Zen 3.
+ * z >= 4 gives erf(3.9999998) = 1 to float precision (1 - erf(4) =
+ * 1.5e-8).  Then y = h + h sign(x) erf(z), h = x / 2.  Coefficients:
+ * tools/fit_eltwise.py, fit_erf_wide (max abs error of erf 3.9e-8 in
+ * exact arithmetic).  Error: engine/kernels/gelu_erf/gelu_erf.h. */
 #include "pg_asm.h"
 #include "pg_eltwise_avx2.h"
 
         PG_RODATA
         PG_VI .Lerf_sign, 0x80000000
         PG_VI .Lerf_abs, 0x7fffffff
-        PG_VI .Lerf_seven, 7
         PG_VF .Lerf_half, 0.5
         PG_VF .Lerf_rsqrt2, 0.707106781
-        PG_VF .Lerf_four, 4.0
-/* .Lerf_cJ[k]: the coefficient of t^J on interval k. */
+        PG_VI .Lerf_below4, 0x407fffff          /* 3.9999998: trunc is 3 */
+/* .Lerf_cJ: the coefficient of t^J on intervals 0..3, twice (one a lane). */
         .p2align 5
-.Lerf_c0: .float 0.0, 0.520499885, 0.842700779, 0.966105163, 0.995322287, 0.999593019, 0.999977887, 0.999999285
+.Lerf_c0: .float 2.90855495e-09, 0.842700779, 0.995322287, 0.999977887, 2.90855495e-09, 0.842700779, 0.995322287, 0.999977887
         .p2align 5
-.Lerf_c1: .float 1.12837946, 0.87878269, 0.41510731, 0.118930303, 0.0206670184, 0.00217828224, 0.00013925042, 5.39904249e-06
+.Lerf_c1: .float 1.12837863, 0.415107518, 0.0206670091, 0.000139251424, 1.12837863, 0.415107518, 0.0206670091, 0.000139251424
         .p2align 5
-.Lerf_c2: .float -1.13215992e-05, -0.439395279, -0.415100187, -0.178396031, -0.0413353406, -0.00544562936, -0.000417647476, -1.88814647e-05
+.Lerf_c2: .float 1.96548408e-05, -0.415108204, -0.0413347669, -0.000417705451, 1.96548408e-05, -0.415108204, -0.0413347669, -0.000417705451
         .p2align 5
-.Lerf_c3: .float -0.375948995, -0.146395549, 0.138251558, 0.138760328, 0.0482452735, 0.00834890362, 0.000787283527, 4.20224096e-05
+.Lerf_c3: .float -0.376381516, 0.138381794, 0.0482328795, 0.000788417354, -0.376381516, 0.138381794, 0.0482328795, 0.000788417354
         .p2align 5
-.Lerf_c4: .float -0.00135029701, 0.182494462, 0.0701134279, -0.0446500517, -0.0346245877, -0.00861439575, -0.00102978956, -6.54731411e-05
+.Lerf_c4: .float 0.00168392167, 0.0690717921, -0.034506917, -0.00104000675, 0.00168392167, 0.0690717921, -0.034506917, -0.00104000675
         .p2align 5
-.Lerf_c5: .float 0.118305534, 0.0101318685, -0.073167704, -0.0147429621, 0.0138824033, 0.00609257445, 0.000952111906, 7.18711235e-05
+.Lerf_c5: .float 0.106448151, -0.068607986, 0.0133061223, 0.00100050226, 0.106448151, -0.068607986, 0.0133061223, 0.00100050226
         .p2align 5
-.Lerf_c6: .float -0.0116848964, -0.0578824468, 0.0140437931, 0.019432418, -0.00151689292, -0.00278052757, -0.000577552302, -5.06956567e-05
+.Lerf_c6: .float 0.0147467842, 0.00279966975, 1.88483646e-05, -0.000703135738, 0.0147467842, 0.00279966975, 1.88483646e-05, -0.000703135738
         .p2align 5
-.Lerf_c7: .float -0.0158033706, 0.017885495, 0.00374511047, -0.00593309943, -0.000721526972, 0.000635815377, 0.000173596491, 1.71447045e-05
+.Lerf_c7: .float -0.0477860123, 0.0187702607, -0.00289272517, 0.00034619373, -0.0477860123, 0.0187702607, -0.00289272517, 0.00034619373
+        .p2align 5
+.Lerf_c8: .float 0.0174414031, -0.0093337819, 0.0014105892, -0.000106985855, 0.0174414031, -0.0093337819, 0.0014105892, -0.000106985855
+        .p2align 5
+.Lerf_c9: .float -0.00185018731, 0.0015404115, -0.000245394942, 1.55440957e-05, -0.00185018731, 0.0015404115, -0.000245394942, 1.55440957e-05
 
         .text
 /* t6 = h, t1 = z then t, t2 = k, t4 = erf(z) by Horner, v = h + h (+-erf) */
@@ -40,26 +47,38 @@
         vmulps          \t6, \v, [rip + .Lerf_half]
         vandps          \t1, \v, [rip + .Lerf_abs]
         vmulps          \t1, \t1, [rip + .Lerf_rsqrt2]
-        vminps          \t1, \t1, [rip + .Lerf_four]
-        vaddps          \t2, \t1, \t1
-        vcvttps2dq      \t2, \t2
-        vpminsd         \t2, \t2, [rip + .Lerf_seven]
+        vminps          \t1, \t1, [rip + .Lerf_below4]
+        vcvttps2dq      \t2, \t1
         vcvtdq2ps       \t3, \t2
-        vfnmadd231ps    \t1, \t3, [rip + .Lerf_half]
-        vpermps         \t4, \t2, [rip + .Lerf_c7]
-        vpermps         \t5, \t2, [rip + .Lerf_c6]
+        vsubps          \t1, \t1, \t3
+        vmovaps         \t4, [rip + .Lerf_c9]
+        vpermilps       \t4, \t4, \t2
+        vmovaps         \t5, [rip + .Lerf_c8]
+        vpermilps       \t5, \t5, \t2
         vfmadd213ps     \t4, \t1, \t5
-        vpermps         \t5, \t2, [rip + .Lerf_c5]
+        vmovaps         \t5, [rip + .Lerf_c7]
+        vpermilps       \t5, \t5, \t2
         vfmadd213ps     \t4, \t1, \t5
-        vpermps         \t5, \t2, [rip + .Lerf_c4]
+        vmovaps         \t5, [rip + .Lerf_c6]
+        vpermilps       \t5, \t5, \t2
         vfmadd213ps     \t4, \t1, \t5
-        vpermps         \t5, \t2, [rip + .Lerf_c3]
+        vmovaps         \t5, [rip + .Lerf_c5]
+        vpermilps       \t5, \t5, \t2
         vfmadd213ps     \t4, \t1, \t5
-        vpermps         \t5, \t2, [rip + .Lerf_c2]
+        vmovaps         \t5, [rip + .Lerf_c4]
+        vpermilps       \t5, \t5, \t2
         vfmadd213ps     \t4, \t1, \t5
-        vpermps         \t5, \t2, [rip + .Lerf_c1]
+        vmovaps         \t5, [rip + .Lerf_c3]
+        vpermilps       \t5, \t5, \t2
         vfmadd213ps     \t4, \t1, \t5
-        vpermps         \t5, \t2, [rip + .Lerf_c0]
+        vmovaps         \t5, [rip + .Lerf_c2]
+        vpermilps       \t5, \t5, \t2
+        vfmadd213ps     \t4, \t1, \t5
+        vmovaps         \t5, [rip + .Lerf_c1]
+        vpermilps       \t5, \t5, \t2
+        vfmadd213ps     \t4, \t1, \t5
+        vmovaps         \t5, [rip + .Lerf_c0]
+        vpermilps       \t5, \t5, \t2
         vfmadd213ps     \t4, \t1, \t5
         vandps          \t5, \v, [rip + .Lerf_sign]
         vxorps          \t4, \t4, \t5

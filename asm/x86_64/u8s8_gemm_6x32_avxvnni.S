@@ -3,7 +3,8 @@
  * AVX-VNNI and no AVX-512).
  *
  * The tile runs as two halves of 16 columns (the second only when
- * nr > 16), each over the whole k: 12 accumulators ymm0-ymm11 (row r in
+ * nr > 16), each over the whole k (U8S8_HALF, u8s8_tile_avx2.h, on this
+ * file's ROW): 12 accumulators ymm0-ymm11 (row r in
  * ymm[2r], ymm[2r+1]: 8 columns each), per group of 4 k the half's 64
  * bytes of the packed panel's 128-byte group (ymm12, ymm13) and 4 bytes
  * of each A row broadcast (ymm14 / ymm15 in turn): 12 vpdpbusd on 8 loads

@@ -1,6 +1,7 @@
 /* u8s8_tile_avx2.h - the frame, the row pointers and the epilogue of the
  * 6x32 u8s8 kernels of the AVX2 class (u8s8_gemm_6x32_avxvnni.S,
- * u8s8_gemm_6x32_avx2.S), which differ only in their products.
+ * u8s8_gemm_6x32_avx2.S, u8s8_gemm_6x32_avx2_w7.S), which differ only in
+ * their products.
  *
  * U8S8_ENTER frame: the frame below (rbp, rbx, r12-r15 pushed, rsp
  * 32-aligned under \frame bytes) and the six A rows in rcx, r10, r11,
