@@ -6,8 +6,9 @@
  * runs the same Horner chain with its own coefficients.  Four intervals
  * rather than eight because vpermilps stays in its lane and is cheap,
  * where vpermps over 8 entries was half of the kernel's time on Zen 3.
- * z >= 4 gives erf(3.9999998) = 1 to float precision (1 - erf(4) =
- * 1.5e-8).  Then y = h + h sign(x) erf(z), h = x / 2.  Coefficients:
+ * For z >= 4, erf = 1 (1 - erf(4) = 1.5e-8), set by a blend: the
+ * polynomial there is within its 3.9e-8 of 1, not 1, and h (1 - erf)
+ * would leave GELU(-88) at -2.6e-6 instead of 0.  Then y = h + h sign(x) erf(z), h = x / 2.  Coefficients:
  * tools/fit_eltwise.py, fit_erf_wide (max abs error of erf 3.9e-8 in
  * exact arithmetic).  Error: engine/kernels/gelu_erf/gelu_erf.h. */
 #include "pg_asm.h"
@@ -19,6 +20,8 @@
         PG_VF .Lerf_half, 0.5
         PG_VF .Lerf_rsqrt2, 0.707106781
         PG_VI .Lerf_below4, 0x407fffff          /* 3.9999998: trunc is 3 */
+        PG_VF .Lerf_four, 4.0
+        PG_VF .Lerf_one, 1.0
 /* .Lerf_cJ: the coefficient of t^J on intervals 0..3, twice (one a lane). */
         .p2align 5
 .Lerf_c0: .float 2.90855495e-09, 0.842700779, 0.995322287, 0.999977887, 2.90855495e-09, 0.842700779, 0.995322287, 0.999977887
@@ -42,15 +45,16 @@
 .Lerf_c9: .float -0.00185018731, 0.0015404115, -0.000245394942, 1.55440957e-05, -0.00185018731, 0.0015404115, -0.000245394942, 1.55440957e-05
 
         .text
-/* t6 = h, t1 = z then t, t2 = k, t4 = erf(z) by Horner, v = h + h (+-erf) */
+/* t6 = h, t1 = z then t, t2 = k, t3 = (z >= 4), t4 = erf(z) by Horner, v = h + h (+-erf) */
 .macro GELU_ERF_BODY v, t1, t2, t3, t4, t5, t6
         vmulps          \t6, \v, [rip + .Lerf_half]
         vandps          \t1, \v, [rip + .Lerf_abs]
         vmulps          \t1, \t1, [rip + .Lerf_rsqrt2]
+        vcmpps          \t3, \t1, [rip + .Lerf_four], 13   /* z >= 4 (ge, ordered) */
         vminps          \t1, \t1, [rip + .Lerf_below4]
         vcvttps2dq      \t2, \t1
-        vcvtdq2ps       \t3, \t2
-        vsubps          \t1, \t1, \t3
+        vcvtdq2ps       \t5, \t2
+        vsubps          \t1, \t1, \t5
         vmovaps         \t4, [rip + .Lerf_c9]
         vpermilps       \t4, \t4, \t2
         vmovaps         \t5, [rip + .Lerf_c8]
@@ -80,6 +84,7 @@
         vmovaps         \t5, [rip + .Lerf_c0]
         vpermilps       \t5, \t5, \t2
         vfmadd213ps     \t4, \t1, \t5
+        vblendvps       \t4, \t4, [rip + .Lerf_one], \t3
         vandps          \t5, \v, [rip + .Lerf_sign]
         vxorps          \t4, \t4, \t5
         vfmadd213ps     \t4, \t6, \t6
