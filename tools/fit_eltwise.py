@@ -67,53 +67,34 @@ def fit_tanh(thr=0.625, deg=6):
     fmt("P0..", cf)
 
 
-def fit_erf(deg=7):
-    # erf(z) on [k/2, (k+1)/2), k = 0..7, each a polynomial in t = z - k/2,
-    # absolute error (GELU needs erf only to an absolute 2^-25)
+def fit_erf(n=8, width=0.5, deg=7):
+    # erf(z) on [k w, (k + 1) w), k = 0..n-1, each a polynomial in t = z - k w
+    # (exact in float), absolute error (GELU needs erf only to an absolute
+    # 2^-25).  n = 8, w = 1/2, degree 7: the NEON kernel (tbl over 8
+    # entries); n = 4, w = 1, degree 9: the AVX2 one, whose four entries fit
+    # one 128-bit lane, picked by vpermilps (cheap) instead of vpermps over
+    # eight (half of the kernel's time on Zen 3).
     from math import erf
     verf = np.vectorize(erf)
     tables = [[] for _ in range(deg + 1)]
     worst = 0
-    for k in range(8):
-        a = k / 2
-        t = cheb_nodes(0, 0.5)
+    for k in range(n):
+        a = k * width
+        t = cheb_nodes(0, width)
         c = lsq(np.stack([t ** j for j in range(deg + 1)], axis=1), verf(a + t), np.ones_like(t))
         cf = [F(v) for v in c]
-        tt = np.linspace(0, 0.5, 20001)
+        tt = np.linspace(0, width, 20001)
         worst = max(worst, np.max(np.abs(horner(np.array(cf, dtype=np.float64), tt) - verf(a + tt))))
         for j in range(deg + 1):
             tables[j].append(cf[j])
-    print(f"erf piecewise, 8 x [k/2, k/2 + 1/2), degree {deg} in t = z - k/2:"
+    print(f"erf piecewise, {n} x [k {width:g}, (k + 1) {width:g}), degree {deg} in t = z - k {width:g}:"
           f" max abs err {worst:.3g}")
     for j in range(deg + 1):
-        fmt(f"c{j}[0..7]", tables[j])
-
-
-def fit_erf_wide(deg=9):
-    # erf(z) on [k, k + 1), k = 0..3, each a polynomial in t = z - k
-    # (exact in float, where a centred z - k - 1/2 rounds), absolute error.  Four intervals fit one 128-bit
-    # lane, so the AVX2 kernel picks coefficients with vpermilps (cheap)
-    # instead of vpermps over eight (the slower half of its time on Zen 3).
-    from math import erf
-    verf = np.vectorize(erf)
-    tables = [[] for _ in range(deg + 1)]
-    worst = 0
-    for k in range(4):
-        t = cheb_nodes(0, 1)
-        c = lsq(np.stack([t ** j for j in range(deg + 1)], axis=1), verf(k + t), np.ones_like(t))
-        cf = [F(v) for v in c]
-        tt = np.linspace(0, 1, 20001)
-        worst = max(worst, np.max(np.abs(horner(np.array(cf, dtype=np.float64), tt) - verf(k + tt))))
-        for j in range(deg + 1):
-            tables[j].append(cf[j])
-    print(f"erf piecewise, 4 x [k, k + 1), degree {deg} in t = z - k:"
-          f" max abs err {worst:.3g}")
-    for j in range(deg + 1):
-        fmt(f"c{j}[0..3]", tables[j])
+        fmt(f"c{j}[0..{n - 1}]", tables[j])
 
 
 if __name__ == "__main__":
     fit_exp()
     fit_tanh()
     fit_erf()
-    fit_erf_wide()
+    fit_erf(n=4, width=1.0, deg=9)

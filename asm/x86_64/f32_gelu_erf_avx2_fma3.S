@@ -9,7 +9,7 @@
  * For z >= 4, erf = 1 (1 - erf(4) = 1.5e-8), set by a blend: the
  * polynomial there is within its 3.9e-8 of 1, not 1, and h (1 - erf)
  * would leave GELU(-88) at -2.6e-6 instead of 0.  Then y = h + h sign(x) erf(z), h = x / 2.  Coefficients:
- * tools/fit_eltwise.py, fit_erf_wide (max abs error of erf 3.9e-8 in
+ * tools/fit_eltwise.py, fit_erf(n=4, width=1.0, deg=9) (max abs error of erf 3.9e-8 in
  * exact arithmetic).  Error: engine/kernels/gelu_erf/gelu_erf.h. */
 #include "pg_asm.h"
 #include "pg_eltwise_avx2.h"
@@ -57,33 +57,11 @@
         vsubps          \t1, \t1, \t5
         vmovaps         \t4, [rip + .Lerf_c9]
         vpermilps       \t4, \t4, \t2
-        vmovaps         \t5, [rip + .Lerf_c8]
+        .irp j, 8, 7, 6, 5, 4, 3, 2, 1, 0
+        vmovaps         \t5, [rip + .Lerf_c\j]
         vpermilps       \t5, \t5, \t2
         vfmadd213ps     \t4, \t1, \t5
-        vmovaps         \t5, [rip + .Lerf_c7]
-        vpermilps       \t5, \t5, \t2
-        vfmadd213ps     \t4, \t1, \t5
-        vmovaps         \t5, [rip + .Lerf_c6]
-        vpermilps       \t5, \t5, \t2
-        vfmadd213ps     \t4, \t1, \t5
-        vmovaps         \t5, [rip + .Lerf_c5]
-        vpermilps       \t5, \t5, \t2
-        vfmadd213ps     \t4, \t1, \t5
-        vmovaps         \t5, [rip + .Lerf_c4]
-        vpermilps       \t5, \t5, \t2
-        vfmadd213ps     \t4, \t1, \t5
-        vmovaps         \t5, [rip + .Lerf_c3]
-        vpermilps       \t5, \t5, \t2
-        vfmadd213ps     \t4, \t1, \t5
-        vmovaps         \t5, [rip + .Lerf_c2]
-        vpermilps       \t5, \t5, \t2
-        vfmadd213ps     \t4, \t1, \t5
-        vmovaps         \t5, [rip + .Lerf_c1]
-        vpermilps       \t5, \t5, \t2
-        vfmadd213ps     \t4, \t1, \t5
-        vmovaps         \t5, [rip + .Lerf_c0]
-        vpermilps       \t5, \t5, \t2
-        vfmadd213ps     \t4, \t1, \t5
+        .endr
         vblendvps       \t4, \t4, [rip + .Lerf_one], \t3
         vandps          \t5, \v, [rip + .Lerf_sign]
         vxorps          \t4, \t4, \t5

@@ -18,6 +18,15 @@
  * void pg_peak_maddubs_avx2(uint64_t iterations)  rdi */
 #include "pg_asm.h"
 
+/* every operand and accumulator at zero */
+.macro ZERO_ALL
+        vpxor   ymm14, ymm14, ymm14
+        vpxor   ymm15, ymm15, ymm15
+        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+        vpxor   ymm\i, ymm\i, ymm\i
+        .endr
+.endm
+
 .macro PAIR acc, t
         vpmaddwd \t, ymm14, ymm15
         vpaddd  \acc, \acc, \t
@@ -25,11 +34,7 @@
 
         .text
 PG_FUNC(pg_peak_madd_avx2)
-        vpxor   ymm14, ymm14, ymm14
-        vpxor   ymm15, ymm15, ymm15
-        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
-        vpxor   ymm\i, ymm\i, ymm\i
-        .endr
+        ZERO_ALL
         test    rdi, rdi
         jz      2f
         .p2align 5
@@ -58,11 +63,7 @@ PG_ENDFUNC(pg_peak_madd_avx2)
 .endm
 
 PG_FUNC(pg_peak_maddubs_avx2)
-        vpxor   ymm14, ymm14, ymm14
-        vpxor   ymm15, ymm15, ymm15
-        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
-        vpxor   ymm\i, ymm\i, ymm\i
-        .endr
+        ZERO_ALL
         test    rdi, rdi
         jz      2f
         .p2align 5

@@ -31,6 +31,8 @@
 #include "pg_asm.h"
 #include "u8s8_tile_avx2.h"
 
+/* one A row (at \ra + rax + 4 u) against the half's 16 columns: the pair
+ * sums of vpmaddubsw, added in fours by vpmaddwd with ones */
 .macro ROW ra, a0, a1, t, u
         vpbroadcastd ymm14, dword ptr [\ra + rax + 4 * \u]
         vpmaddubsw ymm15, ymm14, ymm12
@@ -43,17 +45,7 @@
 
         .text
 PG_FUNC(pg_u8s8_gemm_6x32_avx2_w7)
-        U8S8_ENTER 832
-
-        mov     r15, rdx
-        shr     r15, 2                          /* groups of 4 k */
-        U8S8_HALF 0
-        cmp     rsi, 16
-        jbe     3f
-        U8S8_HALF 64
-3:
-        U8S8_EPILOGUE_6x32 .Lout
-.Lout:  U8S8_LEAVE
+        U8S8_HALVES_TILE .Lout
 PG_ENDFUNC(pg_u8s8_gemm_6x32_avx2_w7)
 
         PG_RODATA

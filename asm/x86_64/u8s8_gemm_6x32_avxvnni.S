@@ -34,17 +34,7 @@
 
         .text
 PG_FUNC(pg_u8s8_gemm_6x32_avxvnni)
-        U8S8_ENTER 832
-
-        mov     r15, rdx
-        shr     r15, 2                          /* groups of 4 k */
-        U8S8_HALF 0
-        cmp     rsi, 16
-        jbe     3f
-        U8S8_HALF 64
-3:
-        U8S8_EPILOGUE_6x32 .Lout
-.Lout:  U8S8_LEAVE
+        U8S8_HALVES_TILE .Lout
 PG_ENDFUNC(pg_u8s8_gemm_6x32_avxvnni)
 
         PG_RODATA

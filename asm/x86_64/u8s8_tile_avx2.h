@@ -95,6 +95,21 @@
 .endm
 
 
+/* The whole tile of such a kernel, between its PG_FUNC and PG_ENDFUNC
+ * (the products, the epilogue, the return; \done a label of its own). */
+.macro U8S8_HALVES_TILE done
+        U8S8_ENTER 832
+        mov     r15, rdx
+        shr     r15, 2                          /* groups of 4 k */
+        U8S8_HALF 0
+        cmp     rsi, 16
+        jbe     3f
+        U8S8_HALF 64
+3:
+        U8S8_EPILOGUE_6x32 \done
+\done:  U8S8_LEAVE
+.endm
+
 #define ARG_C   [rbp + 16]
 #define ARG_LDC [rbp + 24]
 #define ARG_EP  [rbp + 32]

@@ -84,6 +84,27 @@ void pg_u8s8_pack_s8(size_t K, size_t N, const int8_t *B, size_t ldb, const floa
     set_w_max(dst, K, N, zero != NULL);
 }
 
+/* Symmetric per-column quantisation to [-q, q] (pg_u8s8_pack_f32): the
+ * clamped range and column j's scale (max |B[k][j]| / q, 1 for a zero
+ * column), and one weight's level. */
+static float clamp_q(int qmax) { return (float)(qmax < 1 ? 1 : qmax > 127 ? 127 : qmax); }
+
+static float col_scale(size_t K, const float *B, size_t ldb, size_t j, float q)
+{
+    float mx = 0.0f;
+    for (size_t k = 0; k < K; k++) {
+        float a = fabsf(B[k * ldb + j]);
+        mx = a > mx ? a : mx;
+    }
+    return mx > 0.0f ? mx / q : 1.0f;
+}
+
+static float level(float w, float s, float q)
+{
+    float t = rintf(w / s);
+    return t > q ? q : t < -q ? -q : t;
+}
+
 void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, int qmax, void *dst)
 {
     size_t bytes = pg_u8s8_packed_bytes(K, N, 0);
@@ -92,20 +113,12 @@ void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, int qmax, 
     pg_u8s8_view(dst, K, N, 0, &v);
     int8_t *d = (int8_t *)v.data;
     int32_t *cs = (int32_t *)v.col_sum;
-    float *sc = (float *)v.scale;
-    float q = (float)(qmax < 1 ? 1 : qmax > 127 ? 127 : qmax);
+    float *sc = (float *)v.scale, q = clamp_q(qmax);
     for (size_t j = 0; j < N; j++) {
-        float mx = 0.0f;
-        for (size_t k = 0; k < K; k++) {
-            float a = fabsf(B[k * ldb + j]);
-            mx = a > mx ? a : mx;
-        }
-        float s = mx > 0.0f ? mx / q : 1.0f;
+        float s = col_scale(K, B, ldb, j, q);
         sc[j] = s;
         for (size_t k = 0; k < K; k++) {
-            float t = rintf(B[k * ldb + j] / s);
-            t = t > q ? q : t < -q ? -q : t;
-            int8_t b = (int8_t)t;
+            int8_t b = (int8_t)level(B[k * ldb + j], s, q);
             d[at(v.kp, k, j)] = b;
             cs[j] += b;
         }
@@ -115,19 +128,13 @@ void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, int qmax, 
 
 double pg_u8s8_rounding_error(size_t K, size_t N, const float *B, size_t ldb, int qmax)
 {
-    float q = (float)(qmax < 1 ? 1 : qmax > 127 ? 127 : qmax);
+    float q = clamp_q(qmax);
     double err = 0.0, norm = 0.0;
     for (size_t j = 0; j < N; j++) {
-        float mx = 0.0f;
+        float s = col_scale(K, B, ldb, j, q);
         for (size_t k = 0; k < K; k++) {
-            float a = fabsf(B[k * ldb + j]);
-            mx = a > mx ? a : mx;
-        }
-        float s = mx > 0.0f ? mx / q : 1.0f;
-        for (size_t k = 0; k < K; k++) {
-            float w = B[k * ldb + j], t = rintf(w / s);
-            t = t > q ? q : t < -q ? -q : t;
-            double e = (double)w - (double)(t * s);
+            float w = B[k * ldb + j];
+            double e = (double)w - (double)(level(w, s, q) * s);
             err += e * e;
             norm += (double)w * (double)w;
         }
