@@ -229,6 +229,33 @@ def test_save_and_load_keeps_the_packed_weights(mlp, tmp_path, precision):
         np.testing.assert_array_equal(a[name], b[name])
 
 
+@pytest.mark.skipif(not HAS_INT8, reason="no int8 kernel here")
+def test_a_file_understating_an_int8_weights_range_is_refused(tmp_path):
+    """An int8 packed weight carries its max |b|, and the binder picks a
+    kernel exact up to it (avx2_w7: 64): a file whose stored range is below
+    its values' is refused at load, never computed on the narrow kernel."""
+    K, N = 8, 32
+    g = pg.Graph()
+    g.add_input("x", (2, K))
+    g.add_initializer("W", np.full((K, N), 0.5, np.float32))
+    g.add_node("MatMul", ["x", "W"], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, precision="int8-dynamic")
+    assert m.precision == "int8-dynamic"
+    q = 64 if any(k.endswith("_w7") for s in m.kernels for k in s["kernels"]) else 127
+    m.save(tmp_path / "m.pgm")
+    b = bytearray((tmp_path / "m.pgm").read_bytes())
+    at = b.find(bytes([q]) * (K * 32))      # every weight at level q: the packed panel
+    assert at >= 0
+    at += K * 32 + 32 * 8                   # past the panel, the column sums and scales
+    assert int.from_bytes(b[at:at + 4], "little") == q
+    b[at:at + 4] = (1).to_bytes(4, "little")
+    (tmp_path / "bad.pgm").write_bytes(bytes(b))
+    with pytest.raises(pg.FormatError, match=rf"'W': an int8 packed weight whose stored range \|1\| "
+                                             rf"is not its values' \|{q}\|"):
+        pg.load_compiled(tmp_path / "bad.pgm")
+
+
 def test_unknown_precision_is_refused(mlp):
     g = mlp[0]
     with pytest.raises(pg.InvalidArgumentError, match="precision 'fp16'"):

@@ -758,6 +758,23 @@ static char *rd_str(reader *r, const char *field, char *buf, size_t cap)
 
 /* The bytes a constant of this shape, dtype and layout holds; 0 and a
  * message on overflow or nonsense. */
+/* An int8 packed weight's stored range (its blob's last word) must be its
+ * values' own: the binder picks a kernel exact up to that range
+ * (avx2_w7: 64), so a file that understated it would compute wrong
+ * without a word.  1 (and the error set) when it does not match. */
+static int bad_int8_range(reader *r, const char *name, const pg_tensor *t)
+{
+    size_t K = (size_t)t->shape[0], N = (size_t)t->shape[1];
+    pg_u8s8_packed pk;
+    pg_u8s8_view(t->data, K, N, 0, &pk);
+    int m = pg_u8s8_weights_max(t->data, K, N, 0);
+    if (pk.w_max == m)
+        return 0;
+    bad(r, "'%s': an int8 packed weight whose stored range |%d| is not its values' |%d|", name,
+        pk.w_max, m);
+    return 1;
+}
+
 static int const_bytes(reader *r, const pg_tensor *t, uint64_t *out)
 {
     uint64_t es = pg_dtype_size(t->dtype), n = 1;
@@ -886,6 +903,8 @@ static pg_status read_graph(pg_model *m, const char *path, const entry *en, cons
             }
             t->nbytes = (size_t)nbytes;
             t->is_const = 1;
+            if (layout == PG_LAYOUT_PACKED_U8S8 && bad_int8_range(&r, name, t))
+                return PG_ERR_FORMAT;
         }
         if (is_input) {
             /* listed in the order the input table gives, below */

@@ -39,17 +39,25 @@ void pg_u8s8_view(const void *blob, size_t K, size_t N, int with_zero, pg_u8s8_p
     out->w_max = *(const int32_t *)(p + cols * (with_zero ? 12 : 8));
 }
 
+int pg_u8s8_weights_max(const void *blob, size_t K, size_t N, int with_zero)
+{
+    pg_u8s8_packed v;
+    pg_u8s8_view(blob, K, N, with_zero, &v);
+    int m = 0;
+    for (size_t i = 0; i < v.panels * v.kp * PG_U8S8_NR; i++) {
+        int b = v.data[i] < 0 ? -v.data[i] : v.data[i];
+        m = b > m ? b : m;
+    }
+    return m;
+}
+
 /* the weights' max |b| into the blob's last word (pg_u8s8_view) */
 static void set_w_max(void *blob, size_t K, size_t N, int with_zero)
 {
     pg_u8s8_packed v;
     pg_u8s8_view(blob, K, N, with_zero, &v);
-    int32_t m = 0;
-    for (size_t i = 0; i < v.panels * v.kp * PG_U8S8_NR; i++) {
-        int32_t b = v.data[i] < 0 ? -v.data[i] : v.data[i];
-        m = b > m ? b : m;
-    }
-    *(int32_t *)((char *)v.col_sum + v.panels * PG_U8S8_NR * (with_zero ? 12 : 8)) = m;
+    *(int32_t *)((char *)v.col_sum + v.panels * PG_U8S8_NR * (with_zero ? 12 : 8)) =
+        pg_u8s8_weights_max(blob, K, N, with_zero);
 }
 
 /* the byte of (k, j) in the packed panels */

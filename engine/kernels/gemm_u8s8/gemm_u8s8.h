@@ -149,6 +149,9 @@ void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, int qmax, 
  * zero point z: pass b - 128 and z - 128. */
 void pg_u8s8_pack_s8(size_t K, size_t N, const int8_t *B, size_t ldb, const float *scale,
                      int scale_per_col, const int32_t *zero, int zero_per_col, void *dst);
+/* The max |b| of a blob's weights, as counted (the stored w_max should be
+ * it: the loader of compiled models checks). */
+int pg_u8s8_weights_max(const void *blob, size_t K, size_t N, int with_zero);
 /* What pg_u8s8_pack_f32 at qmax loses: ||B - dequant(quant(B))|| / ||B||
  * over the whole weight (0 for a zero weight). */
 double pg_u8s8_rounding_error(size_t K, size_t N, const float *B, size_t ldb, int qmax);
