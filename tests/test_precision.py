@@ -138,31 +138,34 @@ def test_int8_dynamic_equals_its_own_definition(mlp):
     g.add_output("y")
     m = pg.compile(g, precision="int8-dynamic")
     y = m.run({"x": x})["y"]
-    # weights in [-127, 127], or [-64, 64] for the kernel exact only there (avx2_w7)
-    q = 64 if any(k.endswith("_w7") for s in m.kernels for k in s["kernels"]) else 127
+    # weights in [-127, 127], or [-64, 64] for AVX2's vpmaddubsw kernel (a
+    # Gaussian weight rounds well to that range)
+    q = 64 if any(k.endswith("_maddubs") for s in m.kernels for k in s["kernels"]) else 127
     assert_int8_product(y, x, W, q)
 
 
-def assert_int8_product(y, x, W, q):
-    """y is x @ W by the int8-dynamic scheme with weights in [-q, q]."""
+def assert_int8_product(y, x, W, q, qa=255):
+    """y is x @ W by the int8-dynamic scheme with weights in [-q, q] and
+    activations in [0, qa]."""
     sw = np.abs(W).max(0) / np.float32(q)
     wq = np.clip(np.rint(W / sw), -q, q)
     lo, hi = np.minimum(x.min(1), 0), np.maximum(x.max(1), 0)
-    sa = ((hi - lo) / np.float32(255)).astype(np.float32)
+    sa = ((hi - lo) / np.float32(qa)).astype(np.float32)
     inv = (np.float32(1) / sa).astype(np.float32)
-    za = np.clip(np.rint(-lo * inv), 0, 255)
-    xq = np.clip(np.rint(x * inv[:, None]) + za[:, None], 0, 255)
+    za = np.clip(np.rint(-lo * inv), 0, qa)
+    xq = np.clip(np.rint(x * inv[:, None]) + za[:, None], 0, qa)
     want = ((xq - za[:, None]) @ wq) * (sa[:, None] * sw[None, :])
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
 @pytest.mark.skipif(not cpu_has("avx2"), reason="no AVX2 here")
 def test_heavy_tailed_weights_keep_eight_bits_on_avx2():
-    """Under the avx2 mask, int8-dynamic's best kernel (avx2_w7, vpmaddubsw)
-    is exact only for weights in [-64, 64]: a Gaussian weight goes there,
-    one with a few large outliers (rounding error over 2% at that range,
-    as MiniLM's FFN outputs) keeps [-127, 127] and binds to the exact avx2
-    kernel; each product is its scheme's."""
+    """Under the avx2 mask, int8-dynamic's best kernel (avx2_maddubs,
+    vpmaddubsw) is exact while 2 a |b| fits int16: a Gaussian weight goes
+    to [-64, 64] with 8-bit activations; one with a few large outliers
+    (rounding error over 2% at that range, as MiniLM's FFN outputs) keeps
+    [-127, 127], and its product's activations get [0, 127]; each product
+    is its scheme's."""
     rng = np.random.default_rng(11)
     K, N = 96, 64
     Wn = (rng.standard_normal((K, N)) / 10).astype(np.float32)
@@ -181,9 +184,10 @@ def test_heavy_tailed_weights_keep_eight_bits_on_avx2():
         m = pg.compile(g, precision="int8-dynamic")
         out = m.run({"x": x})
     kern = {s["node"]: [k for k in s["kernels"] if k.startswith("u8s8_gemm")] for s in m.kernels}
-    assert kern == {"normal": ["u8s8_gemm_6x32_avx2_w7"], "tailed": ["u8s8_gemm_6x32_avx2"]}, kern
+    assert kern == {"normal": ["u8s8_gemm_6x32_avx2_maddubs"],
+                    "tailed": ["u8s8_gemm_6x32_avx2_maddubs"]}, kern
     assert_int8_product(out["yn"], x, Wn, 64)
-    assert_int8_product(out["yt"], x, Wt, 127)
+    assert_int8_product(out["yt"], x, Wt, 127, qa=127)
 
 
 LEVELS = ["c", "avx2", "avxvnni", "avx512", "avx512vnni", "avx512bf16", "amx"]
@@ -232,7 +236,7 @@ def test_save_and_load_keeps_the_packed_weights(mlp, tmp_path, precision):
 @pytest.mark.skipif(not HAS_INT8, reason="no int8 kernel here")
 def test_a_file_understating_an_int8_weights_range_is_refused(tmp_path):
     """An int8 packed weight carries its max |b|, and the binder picks a
-    kernel exact up to it (avx2_w7: 64): a file whose stored range is below
+    kernel exact for it (avx2_maddubs: 64 with 8-bit activations): a file whose stored range is below
     its values' is refused at load, never computed on the narrow kernel."""
     K, N = 8, 32
     g = pg.Graph()
@@ -242,7 +246,7 @@ def test_a_file_understating_an_int8_weights_range_is_refused(tmp_path):
     g.add_output("y")
     m = pg.compile(g, precision="int8-dynamic")
     assert m.precision == "int8-dynamic"
-    q = 64 if any(k.endswith("_w7") for s in m.kernels for k in s["kernels"]) else 127
+    q = 64 if any(k.endswith("_maddubs") for s in m.kernels for k in s["kernels"]) else 127
     m.save(tmp_path / "m.pgm")
     b = bytearray((tmp_path / "m.pgm").read_bytes())
     at = b.find(bytes([q]) * (K * 32))      # every weight at level q: the packed panel

@@ -1,5 +1,5 @@
 /* peak_madd_avx2.S - the throughput yardsticks of the avx2 int8 kernels
- * (u8s8_gemm_6x32_avx2.S, u8s8_gemm_6x32_avx2_w7.S), as
+ * (u8s8_gemm_6x32_avx2.S, u8s8_gemm_6x32_avx2_maddubs.S), as
  * peak_lowp_avx512.S is the VNNI kernels'.
  *
  * pg_peak_madd_avx2, the exact kernel's:
@@ -10,7 +10,7 @@
  * 384.  Zero operands.
  *
  *
- * pg_peak_maddubs_avx2, the w7 kernel's: its triple, vpmaddubsw (32 u8 x
+ * pg_peak_maddubs_avx2, the maddubs kernel's: its triple, vpmaddubsw (32 u8 x
  * s8 products summed in twos) then vpmaddwd by ones (in fours) into a
  * temporary, vpaddd into an accumulator: 64 ops, 768 an iteration.
  *

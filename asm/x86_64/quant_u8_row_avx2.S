@@ -1,23 +1,23 @@
 /* quant_u8_row_avx2.S - one row of n floats to u8 with its own scale and
  * zero point (the dynamic activation quantiser, gemm_u8s8.h), the AVX2
  * twin of quant_u8_row_avx512.S for the avx2 int8 kernel:
- *   lo = min(0, min x), hi = max(0, max x), scale = (hi - lo) / 255 (1 if
- *   not > 0), inv = 1 / scale, zero = clamp(rint(-lo inv), 0, 255),
- *   y = clamp(rint(x inv) + zero, 0, 255)
+ *   lo = min(0, min x), hi = max(0, max x), scale = (hi - lo) / qmax (1 if
+ *   not > 0), inv = 1 / scale, zero = clamp(rint(-lo inv), 0, qmax),
+ *   y = clamp(rint(x inv) + zero, 0, qmax)
  * with rint round-half-even and x inv clamped to +-1e9 in float before it
  * becomes an integer - the C reference's operations, so the bytes are the
  * same.  Two passes over x: the min / max 8 lanes at a time (the lanes
  * start at +0 and only take strictly smaller / larger values, so no -0
  * enters; a NaN is never taken), then the bytes, where the clamp to
  * [0, 255] is the saturation of vpackssdw then vpackuswb (the same value
- * for every int32).  The last n % 8 floats are read through the tail mask
+ * for every int32), then vpminub to qmax.  The last n % 8 floats are read through the tail mask
  * (zeros: harmless to the min / max) and their bytes stored one by one, so
  * nothing past n is touched.
  *
  * void pg_quant_u8_row_avx2(size_t n, const float *x, uint8_t *y,
  *                           rdi       rsi             rdx
- *                           float *scale, int32_t *zero)
- *                           rcx           r8 */
+ *                           float *scale, int32_t *zero, int qmax)
+ *                           rcx           r8             r9d */
 #include "pg_asm.h"
 #include "quant_u8_scale.h"
 
@@ -32,10 +32,14 @@
         vextracti128 xmm3, ymm2, 1
         vpackssdw xmm2, xmm2, xmm3
         vpackuswb xmm2, xmm2, xmm2
+        vpminub xmm2, xmm2, xmm10
 .endm
 
         .text
 PG_FUNC(pg_quant_u8_row_avx2)
+        vcvtsi2ss xmm14, xmm14, r9d             /* qmax: a float, and a byte in xmm10 */
+        vmovd   xmm10, r9d
+        vpbroadcastb xmm10, xmm10
         /* the tail's mask: the first n % 8 lanes */
         mov     rax, rdi
         and     rax, 7

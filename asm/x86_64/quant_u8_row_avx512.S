@@ -1,8 +1,8 @@
 /* quant_u8_row_avx512.S - one row of n floats to u8 with its own scale and
  * zero point (the dynamic activation quantiser, gemm_u8s8.h):
- *   lo = min(0, min x), hi = max(0, max x), scale = (hi - lo) / 255 (1 if
- *   not > 0), inv = 1 / scale, zero = clamp(rint(-lo inv), 0, 255),
- *   y = clamp(rint(x inv) + zero, 0, 255)
+ *   lo = min(0, min x), hi = max(0, max x), scale = (hi - lo) / qmax (1 if
+ *   not > 0), inv = 1 / scale, zero = clamp(rint(-lo inv), 0, qmax),
+ *   y = clamp(rint(x inv) + zero, 0, qmax)
  * with rint round-half-even and x inv clamped to +-1e9 in float before it
  * becomes an integer - the C reference's operations, so the bytes are the
  * same.  Two passes over x (it stays in L1 for a row of a few KiB): the
@@ -13,13 +13,15 @@
  *
  * void pg_quant_u8_row_avx512(size_t n, const float *x, uint8_t *y,
  *                             rdi       rsi             rdx
- *                             float *scale, int32_t *zero)
- *                             rcx           r8 */
+ *                             float *scale, int32_t *zero, int qmax)
+ *                             rcx           r8             r9d */
 #include "pg_asm.h"
 #include "quant_u8_scale.h"
 
         .text
 PG_FUNC(pg_quant_u8_row_avx512)
+        vcvtsi2ss xmm14, xmm14, r9d             /* qmax: a float, and int32 lanes in zmm11 */
+        vpbroadcastd zmm11, r9d
         vpxord  zmm0, zmm0, zmm0                /* lo lanes */
         vpxord  zmm1, zmm1, zmm1                /* hi lanes */
         mov     r9, rsi
@@ -57,7 +59,6 @@ PG_FUNC(pg_quant_u8_row_avx512)
         vbroadcastss zmm8, dword ptr [rip + big]
         vxorps  zmm9, zmm8, dword ptr [rip + sign_bit]{1to16}
         vpxord  zmm10, zmm10, zmm10
-        vpbroadcastd zmm11, dword ptr [rip + c255]
         cmp     rdi, 16
         jb      6f
 5:      vmulps  zmm2, zmm6, [rsi]
@@ -97,7 +98,6 @@ PG_ENDFUNC(pg_quant_u8_row_avx512)
 
         PG_RODATA
         QUANT_U8_CONSTS
-c255:    .long 255
 
 #if defined(__linux__) && defined(__ELF__)
         .section .note.GNU-stack, "", @progbits

@@ -1,6 +1,6 @@
 /* u8s8_tile_avx2.h - the frame, the row pointers and the epilogue of the
  * 6x32 u8s8 kernels of the AVX2 class (u8s8_gemm_6x32_avxvnni.S,
- * u8s8_gemm_6x32_avx2.S, u8s8_gemm_6x32_avx2_w7.S), which differ only in
+ * u8s8_gemm_6x32_avx2.S, u8s8_gemm_6x32_avx2_maddubs.S), which differ only in
  * their products.
  *
  * U8S8_ENTER frame: the frame below (rbp, rbx, r12-r15 pushed, rsp
@@ -31,7 +31,7 @@
 #define PG_U8S8_TILE_AVX2_H
 
 /* The products of the kernels that read the packed groups as they are
- * (4 k x 8 columns a dword lane: avxvnni, avx2_w7): U8S8_HALF off runs
+ * (4 k x 8 columns a dword lane: avxvnni, avx2_maddubs): U8S8_HALF off runs
  * one half of the tile, 16 columns, over the whole k (r15 groups of 4 k,
  * the panel at r9 + off) into the products buffer, on the kernel's own
  * ROW ra, a0, a1, t, u macro: row ra's 4 bytes at ra + rax + 4 u against

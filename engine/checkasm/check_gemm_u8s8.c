@@ -11,8 +11,10 @@
  * zero points; A rows strided with junk past k, C strided with a sentinel
  * in its padding and ending at the guard bytes (a store past the tile or
  * before it is caught).  Random u8 / s8 values cover 0, 255, -128, 127;
- * weights within the variant's w_max (avx2_w7: [-64, 64]), with tiles of
- * A at 255 against weights at its ends (the saturation it must not hit).
+ * for a variant exact only while 2 a |b| <= pair_max (avx2_maddubs:
+ * 32767), operands in one of its two ranges at random (8-bit activations
+ * with weights in [-64, 64], or activations in [0, 127] with any s8),
+ * with tiles at the ends of both (the saturation it must not hit).
  *
  * Driver (pg_u8s8_quantize_rows + pg_u8s8_gemm_packed): the variant against
  * the reference through the same driver on edge shapes (M, N, K over 0..33,
@@ -20,7 +22,8 @@
  * threads.  Quantiser: random rows of every edge length, all-zero rows,
  * one-signed rows, huge and tiny values, exact ties; the per-tensor
  * quantiser (quantize_u8_span) likewise, saturating and at ties; the
- * range (minmax_keys) with -0, denormals, NaNs and infinities. */
+ * range (minmax_keys) with -0, denormals, NaNs and infinities.  The row
+ * quantiser to [0, 255] and to [0, 127]. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +47,21 @@ typedef struct ubufs {
     size_t cap;             /* bytes of cref / cbuf */
 } ubufs;
 
+/* The operand ranges of one case for variant v: activations [0, *a_max],
+ * weights [-*w_max, *w_max] (128: any s8); for a pair-limited variant one
+ * of its two at random. */
+static void ranges(const pg_variant *v, int *a_max, int *w_max)
+{
+    int pair = ((const pg_u8s8_params *)v->params)->pair_max;
+    *a_max = 255, *w_max = 128;
+    if (pair >= 2 * 255 * 128)
+        return;
+    if (checkasm_rand() & 1)
+        *w_max = pair / (2 * 255);
+    else
+        *a_max = pair / (2 * 128);
+}
+
 /* a weight in [-w_max, w_max] (w_max 128: any s8), one in 4 at an end */
 static int8_t rand_weight(int w_max)
 {
@@ -54,12 +72,13 @@ static int8_t rand_weight(int w_max)
     return (int8_t)((int)((r >> 3) % (uint32_t)(hi + w_max + 1)) - w_max);
 }
 
-/* A's bytes: random, or (saturate) all 255 against weights at the ends */
-static void fill_tile(ubufs *b, size_t mr, size_t k, size_t lda, int zeros, int w_max)
+/* A's bytes in [0, a_max]: random, or (saturate) all a_max against weights
+ * at the ends */
+static void fill_tile(ubufs *b, size_t mr, size_t k, size_t lda, int zeros, int a_max, int w_max)
 {
     int saturate = (checkasm_rand() & 7) == 0;
     for (size_t i = 0; i < mr * lda; i++)
-        b->A[i] = saturate ? 255 : (uint8_t)checkasm_rand();
+        b->A[i] = (uint8_t)(saturate ? a_max : (int)(checkasm_rand() % (uint32_t)(a_max + 1)));
     for (size_t i = 0; i < k * 32; i++)
         b->B[i] = saturate ? (int8_t)((checkasm_rand() & 1) ? (w_max < 127 ? w_max : 127) : -w_max)
                            : rand_weight(w_max);
@@ -69,7 +88,7 @@ static void fill_tile(ubufs *b, size_t mr, size_t k, size_t lda, int zeros, int 
         b->b_zero[j] = zeros ? (int32_t)(checkasm_rand() % 256) - 128 : 0;
     }
     for (size_t i = 0; i < mr; i++) {
-        b->a_zero[i] = (int32_t)(checkasm_rand() % 256);
+        b->a_zero[i] = (int32_t)(checkasm_rand() % (uint32_t)(a_max + 1));
         b->a_scale[i] = checkasm_randf(1e-3f, 5e-2f);
         int32_t s = 0;
         for (size_t p = 0; p < k; p++)
@@ -100,7 +119,9 @@ static int check_tiles(const pg_kernel_family *op, int v, ubufs *b)
                     size_t lda = k + (checkasm_rand() & 1 ? 0 : 1 + checkasm_rand() % 9);
                     size_t ldc = nr + (checkasm_rand() & 1 ? 0 : 1 + checkasm_rand() % 5);
                     size_t es = (size_t)out_es(out), clen = ((mr - 1) * ldc + nr) * es;
-                    fill_tile(b, mr, k, lda, zeros, prm->w_max);
+                    int a_max, w_max;
+                    ranges(&op->variants[v], &a_max, &w_max);
+                    fill_tile(b, mr, k, lda, zeros, a_max, w_max);
                     pg_u8s8_pack_s8(k, 32, b->B, 32, b->b_scale, 1, zeros ? b->b_zero : NULL, 1,
                                     b->packed);
                     pg_u8s8_packed pk;
@@ -109,7 +130,7 @@ static int check_tiles(const pg_kernel_family *op, int v, ubufs *b)
                                             with_bias ? b->bias : NULL, pk.zero, b->row_corr,
                                             checkasm_randf(5.0f, 60.0f),
                                             (int32_t)(checkasm_rand() % 64) - (out == 3 ? 32 : 0),
-                                            out, 0 };
+                                            out, a_max };
                     memset(b->cref, SENT, b->cap);
                     memset(b->cbuf, SENT, b->cap);
                     uint8_t *cnew = b->cbuf + b->cap - clen, *cref = b->cref + b->cap - clen;
@@ -130,7 +151,9 @@ static int check_tiles(const pg_kernel_family *op, int v, ubufs *b)
                 }
     if (checkasm_bench_enabled()) {
         size_t k = 256;
-        fill_tile(b, MR, k, k, 0, prm->w_max);
+        int a_max, w_max;
+        ranges(&op->variants[v], &a_max, &w_max);
+        fill_tile(b, MR, k, k, 0, a_max, w_max);
         pg_u8s8_pack_s8(k, 32, b->B, 32, b->b_scale, 1, NULL, 1, b->packed);
         pg_u8s8_packed pk;
         pg_u8s8_view(b->packed, k, 32, 0, &pk);
@@ -156,11 +179,8 @@ typedef struct dbufs {
     float *Cref, *Cnew;
 } dbufs;
 
-static int qmax_of(const pg_variant *v)
-{
-    int w = ((const pg_u8s8_params *)v->params)->w_max;
-    return w < 127 ? w : 127;
-}
+/* pg_u8s8_pack_f32's range for weights up to |w_max| */
+static int wq_of(int w_max) { return w_max < 127 ? w_max : 127; }
 
 static int driver_case(const pg_kernel_family *op, int v, dbufs *d, size_t M, size_t N,
                        size_t K, size_t col0, int threads)
@@ -171,13 +191,15 @@ static int driver_case(const pg_kernel_family *op, int v, dbufs *d, size_t M, si
     checkasm_fill_f32(d->A, M * K, -3, 3);
     checkasm_fill_f32(d->B, K * Nt, -1, 1);
     checkasm_fill_f32(d->bias, Nt, -1, 1);
-    pg_u8s8_pack_f32(K, Nt, d->B, Nt, qmax_of(var), d->packed);
+    int a_max, w_max;
+    ranges(var, &a_max, &w_max);
+    pg_u8s8_pack_f32(K, Nt, d->B, Nt, wq_of(w_max), d->packed);
     pg_u8s8_packed pk;
     pg_u8s8_view(d->packed, K, Nt, 0, &pk);
-    pg_u8s8_quantize_rows(quant, M, K, d->A, K, d->Aq, ldq, d->scale, d->zero, d->corr);
+    pg_u8s8_quantize_rows(quant, M, K, d->A, K, d->Aq, ldq, d->scale, d->zero, d->corr, a_max);
     int with_bias = (int)(checkasm_rand() & 1);
     pg_u8s8_epilogue ep = { d->zero, d->scale, NULL, NULL, with_bias ? d->bias + col0 : NULL,
-                            NULL, d->corr, 1.0f, 0, PG_U8S8_OUT_F32, 0 };
+                            NULL, d->corr, 1.0f, 0, PG_U8S8_OUT_F32, a_max };
     size_t ldc = N + 3;
     for (size_t i = 0; i < M * ldc; i++)
         d->Cref[i] = d->Cnew[i] = -7.0f;
@@ -191,22 +213,23 @@ static int driver_case(const pg_kernel_family *op, int v, dbufs *d, size_t M, si
     return 1;
 }
 
-/* a variant exact only for narrow weights refuses wider ones */
+/* a pair-limited variant refuses 8-bit activations with 8-bit weights */
 static int check_refuses_wide(const pg_variant *var, dbufs *d)
 {
-    if (qmax_of(var) == 127)
+    int pair = ((const pg_u8s8_params *)var->params)->pair_max;
+    if (pair >= 2 * 255 * 128)
         return 1;
     size_t M = 6, N = 32, K = 16;
     checkasm_fill_f32(d->B, K * N, -1, 1);
-    pg_u8s8_pack_f32(K, N, d->B, N, qmax_of(var) + 1, d->packed);
+    pg_u8s8_pack_f32(K, N, d->B, N, pair / (2 * 255) + 1, d->packed);
     pg_u8s8_packed pk;
     pg_u8s8_view(d->packed, K, N, 0, &pk);
     memset(d->Aq, 255, M * K);
     pg_u8s8_epilogue ep = { d->zero, d->scale, NULL, NULL, NULL, NULL, NULL, 1.0f, 0,
                             PG_U8S8_OUT_F32, 0 };
     if (pg_u8s8_gemm_packed(var, M, N, d->Aq, K, &pk, 0, &ep, d->Cnew, N, 1) == PG_OK)
-        return checkasm_fail("driver: weights up to |%d| ran on a kernel exact up to |%d|",
-                             pk.w_max, qmax_of(var));
+        return checkasm_fail("driver: weights up to |%d| with 8-bit activations ran on a "
+                             "kernel exact while 2 a w <= %d", pk.w_max, pair);
     return 1;
 }
 
@@ -238,7 +261,8 @@ static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, si
 {
     size_t kp = (K + 3) / 4 * 4;
     checkasm_fill_f32(d->B, K * N, -1, 1);
-    pg_u8s8_pack_f32(K, N, d->B, N, qmax_of(var), d->packed);
+    pg_u8s8_pack_f32(K, N, d->B, N, wq_of(((const pg_u8s8_params *)var->params)->pair_max / 510),
+                     d->packed);
     pg_u8s8_packed pk;
     pg_u8s8_view(d->packed, K, N, 0, &pk);
     for (size_t i = 0; i < M * kp; i++)
@@ -283,9 +307,10 @@ static int check_quant(void)
             continue;
         checkasm_set_funcs(op, v);
         for (int i = 0; i < checkasm_n_sizes; i++)
-            for (int kind = 0; kind < 6; kind++) {
+            for (int kind = 0; kind < 12; kind++) {
                 size_t n = checkasm_sizes[i] > 1000 ? 1000 : checkasm_sizes[i];
-                switch (kind) {
+                int q = kind < 6 ? 255 : 127;
+                switch (kind % 6) {
                 case 0: checkasm_fill_f32(x, n, -3, 5); break;
                 case 1: memset(x, 0, n * sizeof(float)); break;
                 case 2: checkasm_fill_f32(x, n, 0.5f, 4); break;
@@ -294,23 +319,30 @@ static int check_quant(void)
                     for (size_t j = 0; j < n; j++)
                         x[j] = checkasm_randf(-1, 1) * (checkasm_rand() & 1 ? 1e30f : 1e-30f);
                     break;
-                default:  /* ties: max 255 / 2 makes scale 0.5 and x = m + 0.25 steps */
+                default:  /* ties: x = m / 4 with +-q / 2 at the ends (scale 1, zero
+                           * rint(q / 2) = q / 2 + 1/2, and the top rounds to q + 1 before
+                           * its clamp) */
                     for (size_t j = 0; j < n; j++)
-                        x[j] = (float)((int)(checkasm_rand() % 511) - 255) * 0.25f;
+                        x[j] = (float)((int)(checkasm_rand() % (uint32_t)(2 * q + 1)) - q) * 0.25f;
                     if (n)
-                        x[0] = 127.5f;
+                        x[0] = (float)q / 2;
+                    if (n > 1)
+                        x[1] = -(float)q / 2;
                 }
                 float sr = -1, sn = -2;
                 int32_t zr = -1, zn = -2;
                 memset(yr, 0, 1024);
                 memset(yn, 0, 1024);
-                call_ref(n, x, yr, &sr, &zr);
-                call_new(n, x, yn, &sn, &zn);
-                if (memcmp(yr, yn, 1024) || memcmp(&sr, &sn, 4) || zr != zn ||
+                call_ref(n, x, yr, &sr, &zr, q);
+                call_new(n, x, yn, &sn, &zn, q);
+                int over = 0;
+                for (size_t j = 0; j < n; j++)
+                    over |= yn[j] > q;
+                if (memcmp(yr, yn, 1024) || memcmp(&sr, &sn, 4) || zr != zn || over ||
                     !checkasm_guards_ok(yn, "y"))
-                    checkasm_fail("n=%zu kind=%d: scale %g / %g zero %d / %d, bytes %s", n, kind,
-                                  (double)sn, (double)sr, zn, zr,
-                                  memcmp(yr, yn, 1024) ? "differ" : "agree");
+                    checkasm_fail("n=%zu kind=%d qmax=%d: scale %g / %g zero %d / %d, bytes %s", n,
+                                  kind % 6, q, (double)sn, (double)sr, zn, zr,
+                                  over ? "past qmax" : memcmp(yr, yn, 1024) ? "differ" : "agree");
             }
         size_t n = 384;
         checkasm_fill_f32(x, n, -3, 5);
@@ -318,7 +350,7 @@ static int check_quant(void)
         int32_t z;
         checkasm_bench_label("n=%zu", n);
         checkasm_bench_work(0, 5.0 * n);
-        bench_new(n, x, yn, &s, &z);
+        bench_new(n, x, yn, &s, &z, 255);
     }
     return 1;
 }
@@ -448,15 +480,15 @@ void checkasm_check_gemm_u8s8(void)
              * (AVX-VNNI), or AVX2's vpmaddwd + vpaddd */
             const char *isa = op->variants[v].isa;
             int amx = !strcmp(isa, "amx"), ymm = !strcmp(isa, "avxvnni"), avx2 = !strcmp(isa, "avx2");
-            int w7 = ((const pg_u8s8_params *)op->variants[v].params)->w_max < 128;
+            int i16 = ((const pg_u8s8_params *)op->variants[v].params)->pair_max < 2 * 255 * 128;
             double (*yard)(int) = amx ? pg_measure_amx_int8_peak_gops
                                   : ymm ? pg_measure_avxvnni_peak_gops
-                                  : avx2 && w7 ? pg_measure_maddubs_avx2_peak_gops
+                                  : avx2 && i16 ? pg_measure_maddubs_avx2_peak_gops
                                   : avx2 ? pg_measure_madd_avx2_peak_gops : pg_measure_vnni_peak_gops;
             double peak = yard(1);
             printf("   yardstick: %s peak, 1 thread %.2f GOP/s, 2 threads %.2f GOP/s\n",
                    amx ? "tdpbusd" : ymm ? "vpdpbusd ymm (VEX)"
-                   : avx2 && w7 ? "vpmaddubsw + vpmaddwd + vpaddd ymm"
+                   : avx2 && i16 ? "vpmaddubsw + vpmaddwd + vpaddd ymm"
                    : avx2 ? "vpmaddwd + vpaddd ymm" : "vpdpbusd zmm", peak, yard(2));
             static const size_t shapes[][3] = { { 128, 384, 384 }, { 128, 384, 1536 },
                                                 { 128, 1536, 384 }, { 1024, 384, 1536 },

@@ -760,7 +760,7 @@ static char *rd_str(reader *r, const char *field, char *buf, size_t cap)
  * message on overflow or nonsense. */
 /* An int8 packed weight's stored range (its blob's last word) must be its
  * values' own: the binder picks a kernel exact up to that range
- * (avx2_w7: 64), so a file that understated it would compute wrong
+ * (avx2_maddubs: 64), so a file that understated it would compute wrong
  * without a word.  1 (and the error set) when it does not match. */
 static int bad_int8_range(reader *r, const char *name, const pg_tensor *t)
 {

@@ -1,7 +1,8 @@
 /* ops_lowp.c - the products of a compile(precision="bf16" | "int8-dynamic")
  * model: A (fp32, any rank, rows of K) converted once per run at the
  * product's input - rounded to bf16, or quantised to u8 per row (its own
- * scale and zero point, quantize_u8) - into the step's scratch, then the
+ * scale and zero point, quantize_u8; to [0, 127] where the int8 kernel
+ * needs it for the weights' range, pg_u8s8_act_qmax) - into the step's scratch, then the
  * packed-weight GEMM over all rows (the weight is 2-D: every batch shares
  * it).  Outputs stay fp32: bias and ReLU / GELU in the bf16 kernel's
  * epilogue; bias in the int8 kernel's dequantising epilogue and the
@@ -38,11 +39,14 @@ pg_status pg_lowp_bind(const pg_node *n, const pg_tensor *const *in, pg_binding 
     if (bf16)
         b->kern[0] = pg_kernel_select(&pg_kernels_gemm_bf16);
     else {
-        /* a kernel exact for the weights' range (pass_lowp chose it for the best) */
+        /* the best kernel, with activations narrowed to [0, 127] where it needs
+         * that for these weights (pass_lowp: the vpmaddubsw kernel), or one
+         * exact for both at 8 bits */
         pg_u8s8_packed pk = { .w_max = 128 };
         if (in[1]->data)
             pg_u8s8_view(in[1]->data, (size_t)in[1]->shape[0], (size_t)in[1]->shape[1], 0, &pk);
-        b->kern[0] = pg_u8s8_select(pk.w_max);
+        int a_max = pg_u8s8_act_qmax(pg_kernel_select(&pg_kernels_gemm_u8s8), pk.w_max);
+        b->kern[0] = pg_u8s8_select(a_max, pk.w_max);
     }
     b->kern[2] = pg_kernel_select(bf16 ? &pg_kernels_cvt_bf16 : &pg_kernels_quantize_u8);
     if (!b->kern[0] || !b->kern[2])
@@ -111,15 +115,16 @@ pg_status pg_lowp_matmul(pg_kctx *k, const float *bias, pg_act_kind act)
     uint8_t *Aq = k->scratch;
     float *scale = (float *)((char *)k->scratch + pg_align_up(M * kp));
     int32_t *zero = (int32_t *)((char *)scale + pg_align_up(M * 4));
-    pg_u8s8_quantize_rows(conv, M, K, A, K, Aq, kp, scale, zero, NULL);
     pg_u8s8_packed pk;
     pg_u8s8_view(w->data, K, Ntot, 0, &pk);
+    int a_max = pg_u8s8_act_qmax(gemm, pk.w_max);
+    pg_u8s8_quantize_rows(conv, M, K, A, K, Aq, kp, scale, zero, NULL, a_max);
     size_t c0 = 0;
     for (int o = 0; o < nout; o++) {
         size_t n = nout == 1 ? Ntot : (size_t)k->out[o]->shape[k->out[o]->rank - 1];
         float *C = k->y[o];
         pg_u8s8_epilogue ep = { zero, scale, NULL, NULL, bias ? bias + c0 : NULL, NULL, NULL,
-                                1.0f, 0, PG_U8S8_OUT_F32, 0 };
+                                1.0f, 0, PG_U8S8_OUT_F32, a_max };
         /* a bound activation kernel runs on each tile while it is in cache */
         const pg_variant *ak = act != PG_ACTK_NONE ? k->bind->kern[1] : NULL;
         pg_status st = pg_u8s8_gemm_packed_act(gemm, M, n, Aq, kp, &pk, c0, &ep, C, n, ak, k->threads);

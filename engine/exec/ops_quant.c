@@ -633,7 +633,7 @@ pg_status pg_bind_quant_matmul(const pg_node *n, const pg_tensor *const *in, con
                                pg_binding *b)
 {
     (void)in; (void)out;
-    b->kern[0] = pg_u8s8_select(128);   /* the model's own s8 weights: any value */
+    b->kern[0] = pg_u8s8_select(255, 128);   /* the model's own u8 / s8: any values */
     if (!b->kern[0])
         return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': the CPU mask allows no gemm_u8s8 kernel", n->name);
     b->kern[2] = pg_kernel_select(&pg_kernels_quantize_u8_span);   /* fp32 A's second pass */

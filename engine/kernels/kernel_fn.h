@@ -95,7 +95,7 @@ typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
            const pg_u8s8_epilogue *ep)                                                         \
     /* one row fp32 -> u8 with its own scale and zero point (gemm_u8s8/gemm_u8s8.h) */         \
     ENTRY_(quant_u8, pg_quant_u8_row_fn, void, size_t n, const float *x, uint8_t *y,           \
-           float *scale, int32_t *zero)                                                        \
+           float *scale, int32_t *zero, int qmax)                                              \
     /* one MR x NR tile of bf16 x bf16 -> fp32 (gemm_bf16/gemm_bf16.h) */                      \
     ENTRY_(gemm_bf16, pg_gemm_bf16_ukernel_fn, void, size_t mr, size_t nr, size_t k,          \
            const uint16_t *a, size_t lda, const uint16_t *b, float *c, size_t ldc,             \

@@ -328,8 +328,8 @@ static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_v
         uint8_t yw[67], yg[67];
         float sw, sg;
         int32_t zw, zg;
-        r->fn.quant_u8(67, x, yw, &sw, &zw);
-        v->fn.quant_u8(67, x, yg, &sg, &zg);
+        r->fn.quant_u8(67, x, yw, &sw, &zw, 255);
+        v->fn.quant_u8(67, x, yg, &sg, &zg, 255);
         return !memcmp(yw, yg, sizeof yw) && sw == sg && zw == zg;
     }
     case PG_KERNEL_FN_quant_u8_span: {   /* x in [-2, 2) at scale 4/255: |x / s| < 128 */
@@ -369,8 +369,10 @@ static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_v
         if (pg_u8s8_packed_bytes(K, NR, 0) > sizeof pk)
             return 0;
         for (int i = 0; i < MR; i++)
-            pg_quant_u8_row_c(K, x + i * K, a + i * K, &sa[i], &za[i]);
-        pg_u8s8_pack_f32(K, NR, b, NR, p->w_max < 127 ? p->w_max : 127, pk);
+            pg_quant_u8_row_c(K, x + i * K, a + i * K, &sa[i], &za[i], 255);
+        /* weights in the range where the variant is exact with 8-bit activations */
+        int wq = p->pair_max / (2 * 255);
+        pg_u8s8_pack_f32(K, NR, b, NR, wq < 127 ? wq : 127, pk);
         pg_u8s8_packed w;
         pg_u8s8_view(pk, K, NR, 0, &w);
         fill(bias, NR, 13);

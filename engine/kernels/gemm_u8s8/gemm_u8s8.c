@@ -150,30 +150,42 @@ double pg_u8s8_rounding_error(size_t K, size_t N, const float *B, size_t ldb, in
     return norm > 0.0 ? sqrt(err / norm) : 0.0;
 }
 
-static int reaches(const pg_variant *v, const void *ctx)
+static int exact_for(const pg_variant *v, int a_max, int w_max)
 {
-    return ((const pg_u8s8_params *)v->params)->w_max >= *(const int *)ctx;
+    return 2.0 * a_max * w_max <= (double)((const pg_u8s8_params *)v->params)->pair_max;
 }
 
-const pg_variant *pg_u8s8_select(int w_max)
+static int fits(const pg_variant *v, const void *ctx)
 {
-    return pg_kernel_select_fitting(&pg_kernels_gemm_u8s8, reaches, &w_max);
+    const int *aw = ctx;
+    return exact_for(v, aw[0], aw[1]);
+}
+
+const pg_variant *pg_u8s8_select(int a_max, int w_max)
+{
+    int aw[2] = { a_max, w_max };
+    return pg_kernel_select_fitting(&pg_kernels_gemm_u8s8, fits, aw);
 }
 
 int pg_u8s8_weight_qmax(void)
 {
     const pg_variant *v = pg_kernel_select(&pg_kernels_gemm_u8s8);
-    int w = ((const pg_u8s8_params *)v->params)->w_max;
+    int w = ((const pg_u8s8_params *)v->params)->pair_max / (2 * 255);
     return w < 127 ? w : 127;
+}
+
+int pg_u8s8_act_qmax(const pg_variant *v, int w_max)
+{
+    return exact_for(v, 255, w_max) || !exact_for(v, 127, w_max) ? 255 : 127;
 }
 
 void pg_u8s8_quantize_rows(const pg_variant *quant, size_t M, size_t K, const float *A,
                            size_t lda, uint8_t *Aq, size_t ldq, float *scale, int32_t *zero,
-                           int32_t *row_corr)
+                           int32_t *row_corr, int qmax)
 {
     for (size_t i = 0; i < M; i++) {
         uint8_t *q = Aq + i * ldq;
-        quant->fn.quant_u8(K, A + i * lda, q, &scale[i], &zero[i]);
+        quant->fn.quant_u8(K, A + i * lda, q, &scale[i], &zero[i], qmax);
         if (ldq > K)
             memset(q + K, 0, ldq - K);
         if (row_corr) {
@@ -300,9 +312,11 @@ pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const
         return pg_fail(PG_ERR_INVALID_ARG, "pg_u8s8_gemm_packed: missing buffer or short stride "
                        "(lda %zu, kp %zu, ldc %zu, N %zu)", lda, B->kp, ldc, N);
     const pg_u8s8_params *prm = v->params;
-    if (B->w_max > prm->w_max)
-        return pg_fail(PG_ERR_INVALID_ARG, "pg_u8s8_gemm_packed: weights up to |%d|, and %s "
-                       "is exact only up to |%d|", B->w_max, v->name, prm->w_max);
+    int a_max = ep->a_max ? ep->a_max : 255;
+    if (!exact_for(v, a_max, B->w_max))
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_u8s8_gemm_packed: activations up to %d and weights "
+                       "up to |%d|, where %s is exact only while 2 a w <= %d", a_max, B->w_max,
+                       v->name, prm->pair_max);
     u8_job j = {
         .kernel = v->fn.gemm_u8s8, .finish = prm->finish, .mr = (size_t)prm->mr, .M = M, .N = N,
         .kp = B->kp,

@@ -66,15 +66,17 @@ struct pg_u8s8_epilogue {
     float out_inv_scale;      /* @56 U8 / S8 */
     int32_t out_zero;         /* @60 U8 / S8 */
     int32_t out_mode;         /* @64 PG_U8S8_OUT_* */
-    int32_t reserved;         /* @68 0 */
+    int32_t a_max;            /* @68 the largest activation byte, 0 = 255 (the driver's
+                               * check against the kernel's pair_max; no kernel reads it) */
 };
 
 typedef struct pg_u8s8_params {
     int mr, nr;
     void (*finish)(void);   /* after a thread's run of calls, or NULL (amx_tile.h) */
     double thread_work;     /* as pg_bf16_params' (gemm_bf16.h) */
-    int w_max;              /* the largest |b| it computes exactly: 128 (any s8), or 64
-                             * (avx2_w7: u8 x s8 pairs in saturating int16) */
+    int pair_max;           /* exact while 2 a_max w_max <= pair_max (activations in
+                             * [0, a_max], weights in [-w_max, w_max]): INT_MAX, or
+                             * 32767 (avx2_maddubs: u8 x s8 pairs in saturating int16) */
 } pg_u8s8_params;
 
 void pg_u8s8_gemm_4x32_c(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
@@ -87,7 +89,7 @@ void pg_u8s8_gemm_4x32_i8mm(size_t mr, size_t nr, size_t k, const uint8_t *a, si
                             const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
 void pg_u8s8_gemm_6x32_avxvnni(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
                                const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
-void pg_u8s8_gemm_6x32_avx2_w7(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
+void pg_u8s8_gemm_6x32_avx2_maddubs(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
                                const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
 void pg_u8s8_gemm_6x32_avx2(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
                             const int8_t *b, void *c, size_t ldc, const pg_u8s8_epilogue *ep);
@@ -102,13 +104,18 @@ void pg_u8s8_epilogue_ref(const pg_u8s8_epilogue *ep, size_t i, size_t j, int32_
                           void *crow);
 
 /* ---- the dynamic activation quantiser (table quantize_u8) --------------
- * One row of n floats: lo = min(0, min x), hi = max(0, max x),
- * scale = (hi - lo) / 255 (1 when hi == lo), inv = 1 / scale,
- * zero = clamp(rint(-lo * inv), 0, 255), y = clamp(rint(x * inv) + zero, 0, 255).
+ * One row of n floats to [0, qmax] (qmax 255, or 127 for the activations
+ * of a product whose weights keep 8 bits on the vpmaddubsw kernel):
+ * lo = min(0, min x), hi = max(0, max x),
+ * scale = (hi - lo) / qmax (1 when hi == lo), inv = 1 / scale,
+ * zero = clamp(rint(-lo * inv), 0, qmax), y = clamp(rint(x * inv) + zero, 0, qmax).
  * (x * inv, not x / scale: the same operations in every variant, bit exact.) */
-void pg_quant_u8_row_c(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero);
-void pg_quant_u8_row_avx512(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero);
-void pg_quant_u8_row_avx2(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero);
+void pg_quant_u8_row_c(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero,
+                       int qmax);
+void pg_quant_u8_row_avx512(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero,
+                            int qmax);
+void pg_quant_u8_row_avx2(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero,
+                          int qmax);
 /* With a given inv_scale and zero point (per-tensor quantisation): plain C. */
 void pg_quant_u8_apply(size_t n, const float *x, float inv_scale, int32_t zero, uint8_t *y);
 
@@ -134,13 +141,13 @@ typedef struct pg_u8s8_packed {
     const int32_t *col_sum;   /* panels * 32 */
     const float *scale;       /* panels * 32 */
     const int32_t *zero;      /* panels * 32, or NULL */
-    int w_max;                /* max |b| over the weights (a kernel's w_max must reach it) */
+    int w_max;                /* max |b| over the weights (pg_u8s8_params.pair_max) */
 } pg_u8s8_packed;
 
 /* Bytes of the packed blob (a multiple of 64). */
 size_t pg_u8s8_packed_bytes(size_t K, size_t N, int with_zero);
 /* fp32 weights K x N (row stride ldb): per-column symmetric s8 in
- * [-q, q], q = qmax (1..127; pg_u8s8_weight_qmax for the kernel that will run),
+ * [-q, q], q = qmax (1..127; pg_u8s8_weight_qmax for the best kernel),
  * scale_j = max_k |B[k][j]| / q (1 for a zero column),
  * b = clamp(rint(B / scale_j), -q, q).  dst: pg_u8s8_packed_bytes(K, N, 0), 64-aligned. */
 void pg_u8s8_pack_f32(size_t K, size_t N, const float *B, size_t ldb, int qmax, void *dst);
@@ -161,23 +168,27 @@ void pg_u8s8_view(const void *blob, size_t K, size_t N, int with_zero, pg_u8s8_p
 
 /* ---- choosing a kernel ------------------------------------------------- */
 
-/* The best gemm_u8s8 variant the CPU mask allows whose w_max reaches
- * w_max (128: any s8 weights), or NULL. */
-const pg_variant *pg_u8s8_select(int w_max);
-/* The range that pg_u8s8_pack_f32 should quantise weights to for the best
- * variant: 127, or 64 where that variant is avx2_w7 (int8-dynamic's
- * weights; a narrower range costs accuracy, a kernel that is not there
- * would cost the speed). */
+/* The best gemm_u8s8 variant the CPU mask allows that is exact for
+ * activations in [0, a_max] and weights up to |w_max| (255, 128: any), or
+ * NULL. */
+const pg_variant *pg_u8s8_select(int a_max, int w_max);
+/* The narrow weight range for the best variant, for weights that round to
+ * it well: 127, or 64 where that variant is avx2_maddubs (exact there with
+ * 8-bit activations). */
 int pg_u8s8_weight_qmax(void);
+/* int8-dynamic's activation range on kernel v for weights up to |w_max|:
+ * 255 where v is exact with it, else 127 (avx2_maddubs with 8-bit weights;
+ * pg_u8s8_select(255, w_max) when v is not exact with 127 either). */
+int pg_u8s8_act_qmax(const pg_variant *v, int w_max);
 
 /* ---- driver ------------------------------------------------------------ */
 
 /* Quantise M rows of fp32 A (lda) into Aq (ldq >= kp bytes, pad bytes 0)
- * with one scale / zero point per row; row_corr (may be NULL) gets
- * sum_k Aq[i][k] - K zero[i]. */
+ * to [0, qmax] with one scale / zero point per row; row_corr (may be NULL)
+ * gets sum_k Aq[i][k] - K zero[i]. */
 void pg_u8s8_quantize_rows(const pg_variant *quant, size_t M, size_t K, const float *A,
                            size_t lda, uint8_t *Aq, size_t ldq, float *scale, int32_t *zero,
-                           int32_t *row_corr);
+                           int32_t *row_corr, int qmax);
 /* C[M, N] = epilogue(Aq . B[:, col0 : col0 + N]) on the kernel v (a
  * gemm_u8s8 variant); col0 a multiple of 32.  ep gives the epilogue's mode
  * and scalars and the per-row arrays of row 0 (a_zero, a_scale, row_corr);
@@ -200,7 +211,7 @@ double pg_measure_avxvnni_peak_gops(int threads);
 /* The avx2 kernel's: vpmaddwd + vpaddd ymm, 32 ops a pair; -1 and an
  * error without AVX2. */
 double pg_measure_madd_avx2_peak_gops(int threads);
-/* The avx2_w7 kernel's: vpmaddubsw + vpmaddwd (ones) + vpaddd ymm, 64 ops. */
+/* The avx2_maddubs kernel's: vpmaddubsw + vpmaddwd (ones) + vpaddd ymm, 64 ops. */
 double pg_measure_maddubs_avx2_peak_gops(int threads);
 
 extern const pg_kernel_family pg_kernels_gemm_u8s8;

@@ -90,20 +90,22 @@ void pg_minmax_keys_c(size_t n, const float *x, int32_t *out)
     out[2] = bad;
 }
 
-void pg_quant_u8_row_c(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero)
+void pg_quant_u8_row_c(size_t n, const float *x, uint8_t *y, float *scale, int32_t *zero, int qmax)
 {
-    float lo = 0.0f, hi = 0.0f;
+    float lo = 0.0f, hi = 0.0f, q = (float)qmax;
     for (size_t i = 0; i < n; i++) {
         lo = x[i] < lo ? x[i] : lo;
         hi = x[i] > hi ? x[i] : hi;
     }
-    float s = (hi - lo) / 255.0f;
+    float s = (hi - lo) / q;
     if (!(s > 0.0f))
         s = 1.0f;
     float inv = 1.0f / s;
     float z = rintf(-lo * inv);
-    int32_t zp = z < 0.0f ? 0 : z > 255.0f ? 255 : (int32_t)z;
+    int32_t zp = z < 0.0f ? 0 : z > q ? qmax : (int32_t)z;
     *scale = s;
     *zero = zp;
     pg_quant_u8_apply(n, x, inv, zp, y);
+    for (size_t i = 0; i < n; i++)
+        y[i] = y[i] > qmax ? (uint8_t)qmax : y[i];
 }

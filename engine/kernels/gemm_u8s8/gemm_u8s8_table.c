@@ -1,19 +1,21 @@
 /* gemm_u8s8_table.c - the variant tables of gemm_u8s8, quantize_u8,
  * quantize_u8_span and minmax_keys, best first, C last.  A gemm_u8s8
- * variant with a w_max under 128 runs only where its caller chose it for
- * weights in that range (pg_u8s8_select). */
+ * variant with a pair_max under 2 x 255 x 128 runs only where its caller
+ * chose it for operands in range (pg_u8s8_select). */
+#include <limits.h>
+
 #include "gemm_u8s8.h"
 
 #if defined(__x86_64__)
-static const pg_u8s8_params p_32x32 = { 32, 32, pg_amx_tile_release, 4e7, 128 };
-static const pg_u8s8_params p_12x32 = { 12, 32, NULL, 2e6, 128 };
-static const pg_u8s8_params p_6x32 = { 6, 32, NULL, 2e6, 128 };
-static const pg_u8s8_params p_6x32_w7 = { 6, 32, NULL, 2e6, 64 };
+static const pg_u8s8_params p_32x32 = { 32, 32, pg_amx_tile_release, 4e7, INT_MAX };
+static const pg_u8s8_params p_12x32 = { 12, 32, NULL, 2e6, INT_MAX };
+static const pg_u8s8_params p_6x32 = { 6, 32, NULL, 2e6, INT_MAX };
+static const pg_u8s8_params p_6x32_maddubs = { 6, 32, NULL, 2e6, 32767 };
 #endif
 #if defined(__aarch64__)
-static const pg_u8s8_params p_2x32 = { 2, 32, NULL, 2e6, 128 };
+static const pg_u8s8_params p_2x32 = { 2, 32, NULL, 2e6, INT_MAX };
 #endif
-static const pg_u8s8_params p_4x32 = { 4, 32, NULL, 2e6, 128 };
+static const pg_u8s8_params p_4x32 = { 4, 32, NULL, 2e6, INT_MAX };
 
 #define X86_AVX512 (PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | \
                     PG_CPU_AVX2 | PG_CPU_FMA)
@@ -26,9 +28,9 @@ static const pg_variant gemm_variants[] = {
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_12x32_avx512vnni }, &p_12x32 },
     { "u8s8_gemm_6x32_avxvnni", "avxvnni", PG_CPU_AVX2 | PG_CPU_AVXVNNI,
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avxvnni }, &p_6x32 },
-    /* weights in [-64, 64] only (pg_u8s8_select): int8-dynamic's on AVX2 */
-    { "u8s8_gemm_6x32_avx2_w7", "avx2", PG_CPU_AVX2,
-      .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avx2_w7 }, &p_6x32_w7 },
+    /* exact while 2 a |b| fits int16 (pg_u8s8_select): int8-dynamic's on AVX2 */
+    { "u8s8_gemm_6x32_avx2_maddubs", "avx2", PG_CPU_AVX2,
+      .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avx2_maddubs }, &p_6x32_maddubs },
     { "u8s8_gemm_6x32_avx2", "avx2", PG_CPU_AVX2,
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avx2 }, &p_6x32 },
 #endif

@@ -105,7 +105,7 @@ double pg_measure_madd_avx2_peak_gops(int threads)
                    "pg_measure_madd_avx2_peak_gops");
 }
 
-/* vpmaddubsw + vpmaddwd (ones) + vpaddd ymm (the avx2_w7 kernel's) */
+/* vpmaddubsw + vpmaddwd (ones) + vpaddd ymm (the avx2_maddubs kernel's) */
 double pg_measure_maddubs_avx2_peak_gops(int threads)
 {
     return measure(pg_peak_maddubs_avx2, 768.0, PG_CPU_AVX2, threads,
