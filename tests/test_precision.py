@@ -24,7 +24,7 @@ HAS_BF16 = cpu_has("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512bf16")
 
 
 def int8_levels() -> set[str]:
-    """The ISA levels with an assembly gemm_u8s8 kernel (avx2's vpmaddwd one,
+    """The ISA levels with an assembly gemm_u8s8 kernel (avx2's vpmaddubsw and vpmaddwd ones,
     AVX-VNNI, AVX-512 VNNI, AMX): the levels int8-dynamic binds to, read from
     the variant table itself."""
     df = kernels.variants("gemm_u8s8")

@@ -416,8 +416,8 @@ race.results[["shape", "variant", "gflops", "intensity", "speedup_vs_c"]].round(
 ## Lower precision: speed against error
 
 The same products in bf16 (`vdpbf16ps`, BFMMLA) and int8 (`vpdpbusd`, SDOT,
-USMMLA, or on plain AVX2 `vpmaddubsw` with weights in [-64, 64], where it is
-exact) where this CPU has them:
+USMMLA, or on plain AVX2 `vpmaddubsw` with one operand narrowed to 7 bits,
+where it is exact) where this CPU has them:
 `pg.compile(graph, precision=...)` packs the
 weights once in the kernel's format. The viewer below compiles one small
 two-layer model in fp32, bf16 and int8-dynamic, races them and compares each
