@@ -57,7 +57,7 @@ static void ranges(const pg_variant *v, int *a_max, int *w_max)
     if (pair >= 2 * 255 * 128)
         return;
     if (checkasm_rand() & 1)
-        *w_max = pair / (2 * 255);
+        *w_max = pg_u8s8_weight_qmax_for(v);
     else
         *a_max = pair / (2 * 128);
 }
@@ -221,7 +221,7 @@ static int check_refuses_wide(const pg_variant *var, dbufs *d)
         return 1;
     size_t M = 6, N = 32, K = 16;
     checkasm_fill_f32(d->B, K * N, -1, 1);
-    pg_u8s8_pack_f32(K, N, d->B, N, pair / (2 * 255) + 1, d->packed);
+    pg_u8s8_pack_f32(K, N, d->B, N, pg_u8s8_weight_qmax_for(var) + 1, d->packed);
     pg_u8s8_packed pk;
     pg_u8s8_view(d->packed, K, N, 0, &pk);
     memset(d->Aq, 255, M * K);
@@ -261,8 +261,7 @@ static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, si
 {
     size_t kp = (K + 3) / 4 * 4;
     checkasm_fill_f32(d->B, K * N, -1, 1);
-    pg_u8s8_pack_f32(K, N, d->B, N, wq_of(((const pg_u8s8_params *)var->params)->pair_max / 510),
-                     d->packed);
+    pg_u8s8_pack_f32(K, N, d->B, N, pg_u8s8_weight_qmax_for(var), d->packed);
     pg_u8s8_packed pk;
     pg_u8s8_view(d->packed, K, N, 0, &pk);
     for (size_t i = 0; i < M * kp; i++)

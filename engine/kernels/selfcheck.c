@@ -370,9 +370,7 @@ static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_v
             return 0;
         for (int i = 0; i < MR; i++)
             pg_quant_u8_row_c(K, x + i * K, a + i * K, &sa[i], &za[i], 255);
-        /* weights in the range where the variant is exact with 8-bit activations */
-        int wq = p->pair_max / (2 * 255);
-        pg_u8s8_pack_f32(K, NR, b, NR, wq < 127 ? wq : 127, pk);
+        pg_u8s8_pack_f32(K, NR, b, NR, pg_u8s8_weight_qmax_for(v), pk);
         pg_u8s8_packed w;
         pg_u8s8_view(pk, K, NR, 0, &w);
         fill(bias, NR, 13);

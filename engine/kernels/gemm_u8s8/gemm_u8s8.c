@@ -167,11 +167,15 @@ const pg_variant *pg_u8s8_select(int a_max, int w_max)
     return pg_kernel_select_fitting(&pg_kernels_gemm_u8s8, fits, aw);
 }
 
-int pg_u8s8_weight_qmax(void)
+int pg_u8s8_weight_qmax_for(const pg_variant *v)
 {
-    const pg_variant *v = pg_kernel_select(&pg_kernels_gemm_u8s8);
     int w = ((const pg_u8s8_params *)v->params)->pair_max / (2 * 255);
     return w < 127 ? w : 127;
+}
+
+int pg_u8s8_weight_qmax(void)
+{
+    return pg_u8s8_weight_qmax_for(pg_kernel_select(&pg_kernels_gemm_u8s8));
 }
 
 int pg_u8s8_act_qmax(const pg_variant *v, int w_max)

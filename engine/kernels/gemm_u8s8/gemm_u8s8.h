@@ -172,9 +172,10 @@ void pg_u8s8_view(const void *blob, size_t K, size_t N, int with_zero, pg_u8s8_p
  * activations in [0, a_max] and weights up to |w_max| (255, 128: any), or
  * NULL. */
 const pg_variant *pg_u8s8_select(int a_max, int w_max);
-/* The narrow weight range for the best variant, for weights that round to
- * it well: 127, or 64 where that variant is avx2_maddubs (exact there with
- * 8-bit activations). */
+/* The weight range where variant v is exact with 8-bit activations: 127,
+ * or 64 for avx2_maddubs; pg_u8s8_weight_qmax: the best variant's (for the
+ * weights that round to it well, pass_lowp.c). */
+int pg_u8s8_weight_qmax_for(const pg_variant *v);
 int pg_u8s8_weight_qmax(void);
 /* int8-dynamic's activation range on kernel v for weights up to |w_max|:
  * 255 where v is exact with it, else 127 (avx2_maddubs with 8-bit weights;
