@@ -127,21 +127,11 @@ PG_FUNC(pg_f32_gemm_6x16_avx2_fma3)
         push    r15
         /* A row pointers; rows >= mr alias the previous one */
         shl     r8, 2
-        lea     rax, [rcx + r8]
-        cmp     rdi, 2
-        cmovb   rax, rcx
-        lea     rbx, [rax + r8]
-        cmp     rdi, 3
-        cmovb   rbx, rax
-        lea     rbp, [rbx + r8]
-        cmp     rdi, 4
-        cmovb   rbp, rbx
-        lea     r12, [rbp + r8]
-        cmp     rdi, 5
-        cmovb   r12, rbp
-        lea     r13, [r12 + r8]
-        cmp     rdi, 6
-        cmovb   r13, r12
+        PG_NEXT_ROW rax, rcx, rcx, 2
+        PG_NEXT_ROW rbx, rax, rax, 3
+        PG_NEXT_ROW rbp, rbx, rbx, 4
+        PG_NEXT_ROW r12, rbp, rbp, 5
+        PG_NEXT_ROW r13, r12, r12, 6
 
         vxorps  ymm0, ymm0, ymm0
         vxorps  ymm1, ymm1, ymm1

@@ -20,4 +20,13 @@
 
         .intel_syntax noprefix
 
+/* The next row pointer of a tile of up to 6 rows, row stride r8 and the
+ * row count in rdi: \dst = \prev + r8, or \alias when rdi < \n (a row
+ * past mr reads an earlier one, never past A). */
+.macro PG_NEXT_ROW dst, prev, alias, n
+        lea     \dst, [\prev + r8]
+        cmp     rdi, \n
+        cmovb   \dst, \alias
+.endm
+
 #endif

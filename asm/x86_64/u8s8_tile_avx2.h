@@ -130,21 +130,11 @@
         sub     rsp, \frame
         and     rsp, -32
         /* the rows: rcx, r10, r11, r12, r13, r14 (past mr: row 0) */
-        lea     r10, [rcx + r8]
-        cmp     rdi, 2
-        cmovb   r10, rcx
-        lea     r11, [r10 + r8]
-        cmp     rdi, 3
-        cmovb   r11, rcx
-        lea     r12, [r11 + r8]
-        cmp     rdi, 4
-        cmovb   r12, rcx
-        lea     r13, [r12 + r8]
-        cmp     rdi, 5
-        cmovb   r13, rcx
-        lea     r14, [r13 + r8]
-        cmp     rdi, 6
-        cmovb   r14, rcx
+        PG_NEXT_ROW r10, rcx, rcx, 2
+        PG_NEXT_ROW r11, r10, rcx, 3
+        PG_NEXT_ROW r12, r11, rcx, 4
+        PG_NEXT_ROW r13, r12, rcx, 5
+        PG_NEXT_ROW r14, r13, rcx, 6
 .endm
 
 .macro U8S8_LEAVE
