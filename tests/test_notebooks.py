@@ -77,6 +77,19 @@ def outputs(nb, kind: str | None = None):
                 yield cell, out
 
 
+def output_text(nb) -> str:
+    """What the notebook printed and the plain reprs it showed.  A print's
+    stream may arrive in several outputs (ipykernel flushes mid-line: one
+    run split "next token:" from its value), so streams join as written."""
+    parts = []
+    for _, o in outputs(nb):
+        if o.output_type == "stream":
+            parts.append(o.get("text", ""))
+        else:
+            parts.append("\n" + o.get("data", {}).get("text/plain", "") + "\n")
+    return "".join(parts)
+
+
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_executes_without_errors(name, tmp_path):
     if name == "02_kernels.ipynb" and not X86:
@@ -86,7 +99,7 @@ def test_notebook_executes_without_errors(name, tmp_path):
     assert not errors, errors
     # every code cell ran
     assert all(c.execution_count for c in nb.cells if c.cell_type == "code")
-    text = "\n".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for _, o in outputs(nb))
+    text = output_text(nb)
     assert "Traceback" not in text
     widgets = [o for _, o in outputs(nb) if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     if name in ("00_tour.ipynb", "02_kernels.ipynb", "03_graph_fusion.ipynb", "04_memory_planning.ipynb",
