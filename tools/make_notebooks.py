@@ -344,23 +344,27 @@ chains are needed to keep both busy, and 12 gives slack.
 ### One k step
 
 `KSTEP` is the inner loop body. Two loads bring 16 floats of the packed B row
-(one cache line, contiguous because of packing). Then for each of the 6 rows of
-A, `vbroadcastss` copies one float of A into all 8 lanes and two
+(one cache line, contiguous because of packing). Then, for each row of A,
+`ROW1` has `vbroadcastss` copy one float of A into all 8 lanes, and two
 `vfmadd231ps` add `a[r][k] * b[k][0..15]` into that row's two accumulators. The
 broadcasts alternate between `ymm14` and `ymm15` so the next broadcast does not
-wait for the FMAs reading the previous one. Per step: 2 loads of B + 6
-broadcasts (which are loads too) for 12 FMAs = 192 flops.
+wait for the FMAs reading the previous one. Per step of a full tile: 2 loads of
+B + 6 broadcasts (which are loads too) for 12 FMAs = 192 flops. The `rows`
+argument assembles the same step for the first 2 or 4 rows only (see below).
 """),
+        md(excerpt(r"^/\* one A row of one k step", r"^\.endm")),
         md(excerpt(r"^\.macro KSTEP", r"^\.endm")),
         md("""
-### Prologue: six row pointers and no row branches
+### Prologue: six row pointers, two prefetches
 
 The routine saves the callee-saved registers it uses (the ABI requires it, and
 `checkasm` fills them with canaries to catch a routine that forgets). It keeps one
-pointer per row of A. A partial tile (fewer than 6 rows, at the bottom edge of C)
-does not branch in the loop: `cmovb` makes the missing rows re-read the last valid
-row, so the loop always computes 6 rows and the extra ones are simply never
-stored. Then the twelve accumulators are zeroed.
+pointer per row of A; in a partial tile (fewer than 6 rows, at the bottom edge of
+C) `cmovb` makes the missing rows re-read the last valid row, so no loop reads
+outside A. Two kinds of prefetch follow. `r14` takes the driver's **L2 stream**:
+this tile's share of the B slice the driver will hand out next, so the first
+tile of the next panel finds it in L2 rather than in memory. And the C tile is
+prefetched for the epilogue. Then the twelve accumulators are zeroed.
 """),
         md(excerpt(r"^PG_FUNC\(pg_f32_gemm_6x16", r"vxorps\s+ymm11")),
         md("""
@@ -368,9 +372,17 @@ stored. Then the twelve accumulators are zeroed.
 
 The loop runs `k / 4` times with four `KSTEP`s each (fewer loop-counter
 instructions per FMA), then a remainder loop of single steps. `r11` walks along
-the rows of A in bytes, `r9` along the packed B panel (64 bytes per k).
+the rows of A in bytes, `r9` along the packed B panel (64 bytes per k); every
+four steps one `prefetcht1` moves the L2 stream on by a cache line.
 """),
-        md(excerpt(r"xor\s+r11, r11", r"^\.Lepilogue:", include_end=False)),
+        md(excerpt(r"^\.macro KLOOP", r"^\.endm")),
+        md("""
+The loop is assembled three times. A tile of at most 4 or at most 2 rows runs a
+copy without the FMAs of rows it would never store: M = 128 (a 128-token
+sequence) leaves a last tile of 2 rows, which would otherwise cost as much as a
+full one. The choice is made once per tile, before the loop, not inside it.
+"""),
+        md(excerpt(r"/\* a short tile", r"^\.Lepilogue:", include_end=False)),
         md("""
 ### The epilogue: fused while C is still in registers
 
