@@ -355,16 +355,16 @@ argument assembles the same step for the first 2 or 4 rows only (see below).
         md(excerpt(r"^/\* one A row of one k step", r"^\.endm")),
         md(excerpt(r"^\.macro KSTEP", r"^\.endm")),
         md("""
-### Prologue: six row pointers, two prefetches
+### Prologue: six row pointers and the prefetch stream
 
 The routine saves the callee-saved registers it uses (the ABI requires it, and
 `checkasm` fills them with canaries to catch a routine that forgets). It keeps one
 pointer per row of A; in a partial tile (fewer than 6 rows, at the bottom edge of
 C) `cmovb` makes the missing rows re-read the last valid row, so no loop reads
-outside A. Two kinds of prefetch follow. `r14` takes the driver's **L2 stream**:
-this tile's share of the B slice the driver will hand out next, so the first
-tile of the next panel finds it in L2 rather than in memory. And the C tile is
-prefetched for the epilogue. Then the twelve accumulators are zeroed.
+outside A. Then `r14` takes the driver's **L2 prefetch stream**: this tile's
+share of the B slice the driver will hand out next, so that the first tile of
+the next panel finds it in L2 rather than in memory. Then the twelve
+accumulators are zeroed.
 """),
         md(excerpt(r"^PG_FUNC\(pg_f32_gemm_6x16", r"vxorps\s+ymm11")),
         md("""

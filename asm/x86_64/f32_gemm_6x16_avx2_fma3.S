@@ -9,11 +9,12 @@
  * and the loop has no row branches; a tile of at most 4 (2) rows runs a
  * copy of the loop without the FMAs of rows 4-5 (2-5), which it would
  * throw away (M = 128 ends in a 2-row tile: BERT-base's layer products
- * +3-7%).  The C tile is prefetched before the loop, and every 4 k steps a
- * prefetcht1 carries on the driver's L2 stream (ep->pf, see
- * pg_sgemm_epilogue_pf), so that the first tile of a panel finds B in L2
- * (+2-5% on the same products).  A prefetcht0 of B ahead in the loop
- * measured 1-2% slower on Zen 3: the hardware prefetcher keeps up.
+ * +3-7%).  Every 4 k steps a prefetcht1 carries on the driver's L2 stream
+ * (ep->pf, see pg_sgemm_epilogue_pf), so that the first tile of a panel
+ * finds B in L2 (+2-5% on the same products).  Measured on Zen 3 and left
+ * out: a prefetcht0 of B ahead in the loop (1-2% slower: the hardware
+ * prefetcher keeps up) and a prefetch of the C tile before the loop (no
+ * gain on large products, 3% lost on attention's k = 32 tiles).
  *
  * The epilogue runs while C is still in registers: + C (accumulate flag, for
  * K blocking), + bias (per column), then ReLU or GELU (erf form), then the
@@ -180,19 +181,6 @@ PG_FUNC(pg_f32_gemm_6x16_avx2_fma3)
         cmp     qword ptr [r10 + 16], 0
         cmovne  r14, [r10 + 16]
 1:
-        /* prefetch the C tile (mr rows of 64 bytes, which may straddle two
-         * lines) for the epilogue.  A prefetch never faults nor reads
-         * architecturally, so lines past nr are not reads outside C. */
-        mov     r10, ARG_C
-        mov     r15, ARG_LDC
-        shl     r15, 2
-        mov     r11, rdi
-1:      prefetchw [r10]
-        prefetchw [r10 + 60]
-        add     r10, r15
-        dec     r11
-        jnz     1b
-
         vxorps  ymm0, ymm0, ymm0
         vxorps  ymm1, ymm1, ymm1
         vxorps  ymm2, ymm2, ymm2
