@@ -226,16 +226,9 @@ PG_FUNC(pg_f32_gemm_12x32_avx512f)
         mov     LOC_CNT, rax
         and     rdx, 3
         mov     LOC_TAIL, rdx
-        /* rdx: the L2 prefetch stream (pg_sgemm_epilogue_pf.pf when the
-         * flags say it is there and it is not NULL), else this frame,
-         * which is in L1 */
-        mov     rdx, rsp
+        /* rdx: the L2 prefetch stream */
         mov     rax, ARG_EP
-        test    dword ptr [rax + 12], 2
-        jz      1f
-        cmp     qword ptr [rax + 16], 0
-        cmovne  rdx, [rax + 16]
-1:
+        PG_SGEMM_PF_STREAM rdx, rax
 
         /* prefetch the C tile (mr rows, the up to 3 lines of 32 floats
          * each) for the epilogue: a C larger than L2 otherwise misses on

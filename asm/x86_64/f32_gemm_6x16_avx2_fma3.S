@@ -171,16 +171,9 @@ PG_FUNC(pg_f32_gemm_6x16_avx2_fma3)
         PG_NEXT_ROW r12, rbp, rbp, 5
         PG_NEXT_ROW r13, r12, r12, 6
 
-        /* r14: the L2 prefetch stream (pg_sgemm_epilogue_pf.pf when the
-         * flags say it is there and it is not NULL), else the stack, which
-         * is in L1 */
-        mov     r14, rsp
+        /* r14: the L2 prefetch stream */
         mov     r10, ARG_EP
-        test    dword ptr [r10 + 12], 2
-        jz      1f
-        cmp     qword ptr [r10 + 16], 0
-        cmovne  r14, [r10 + 16]
-1:
+        PG_SGEMM_PF_STREAM r14, r10
         vxorps  ymm0, ymm0, ymm0
         vxorps  ymm1, ymm1, ymm1
         vxorps  ymm2, ymm2, ymm2

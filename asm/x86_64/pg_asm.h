@@ -29,4 +29,16 @@
         cmovb   \dst, \alias
 .endm
 
+/* \dst = the SGEMM driver's L2 prefetch stream of a tile: ep->pf when ep
+ * (pg_sgemm_epilogue_pf at \ep, sgemm.h) has PG_SGEMM_PREFETCH in its
+ * flags (@12) and pf (@16) is not NULL, else the stack, which is in L1. */
+.macro PG_SGEMM_PF_STREAM dst, ep
+        mov     \dst, rsp
+        test    dword ptr [\ep + 12], 2
+        jz      1f
+        cmp     qword ptr [\ep + 16], 0
+        cmovne  \dst, [\ep + 16]
+1:
+.endm
+
 #endif
