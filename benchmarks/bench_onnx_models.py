@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -220,7 +221,7 @@ def main() -> None:
           f"medians; ORT: ORT_ENABLE_ALL, intra-op threads = thr, inter-op 1\n", flush=True)
     rows = []
     hdr = (f"{'model':<16} {'exporter':<11} {'input':<18} {'batch':>5} {'thr':>3} {'peregrine ms':>12} "
-           f"{'ORT ms':>9} {'x ORT':>6} {'target':>6}  note")
+           f"{'ORT ms':>9} {'x ORT':>6} {'paired':>6} {'target':>6}  note")
     print(hdr)
     print("-" * len(hdr), flush=True)
     for name in args.models:
@@ -229,7 +230,8 @@ def main() -> None:
             for batch in args.batches:
                 for threads in args.threads:
                     row = {"model": name, "exporter": exporter, "batch": batch, "threads": threads,
-                           "input": natural_input(name), "peregrine_ms": None, "ort_ms": None, "note": ""}
+                           "input": natural_input(name), "peregrine_ms": None, "ort_ms": None, "paired": None,
+                           "note": ""}
                     target = (0.85 if name in BERT_BASE_SHAPED else 1.0) if threads == 1 else None
                     row["target"] = target
                     if e is None or not e["exported"]:
@@ -237,14 +239,17 @@ def main() -> None:
                     else:
                         path = os.path.join(out, e["file"])
                         workers = [Worker(x, name, path, batch, threads) for x in ("peregrine", "onnxruntime")]
-                        for _ in range(args.rounds):
-                            for w in workers:
+                        for r in range(args.rounds):
+                            # the order alternates, so that a machine speeding up or
+                            # slowing down within a round favours neither engine
+                            for w in workers[::-1] if r % 2 else workers:
                                 time.sleep(args.pause)
                                 w.run_once()
                         for w in workers:
                             w.close()
                         pgw, ortw = workers
                         row["peregrine_ms"], row["ort_ms"] = pgw.median_ms, ortw.median_ms
+                        row["paired"] = paired_ratio(pgw.times, ortw.times)
                         notes = [f"peregrine: {pgw.error}"] if pgw.error else []
                         notes += [f"ORT: {ortw.error}"] if ortw.error else []
                         row["note"] = "; ".join(notes)
@@ -256,12 +261,22 @@ def main() -> None:
                     f = lambda v, w, p=2: f"{v:>{w}.{p}f}" if v is not None else f"{'-':>{w}}"  # noqa: E731
                     print(f"{name:<16} {exporter:<11} {row['input']:<18} {batch:>5} {threads:>3} "
                           f"{f(row['peregrine_ms'], 12)} {f(row['ort_ms'], 9)} {f(ratio, 6)} "
-                          f"{f(target, 6)}  {row['note']}", flush=True)
+                          f"{f(row['paired'], 6)} {f(target, 6)}  {row['note']}", flush=True)
     print("\nx ORT: Peregrine's median latency / ORT's on the same file (below 1 = faster than ORT); "
+          "paired: the median over rounds of the two engines' ratio within a round (runs next to each "
+          "other in time, so a busy spell of the machine falls on both); "
           "target: the issue's bound at 1 thread (0.85 for the BERT-base-shaped encoders, 1.0 otherwise).")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)
+
+
+def paired_ratio(ours: list[float], theirs: list[float]) -> float | None:
+    """The median of ours[i] / theirs[i]: each round's two runs ran next to
+    each other, so the noise of a shared machine mostly cancels in their
+    ratio (the ratio of the two medians pairs runs from different rounds)."""
+    pairs = [a / b for a, b in zip(ours, theirs) if b > 0]
+    return statistics.median(pairs) if pairs and len(ours) == len(theirs) else None
 
 
 def bench_minilm(args) -> None:
