@@ -30,8 +30,9 @@ struct pg_sgemm_epilogue {
 };
 
 /* The driver's epilogue (flags has PG_SGEMM_PREFETCH): pf is where the
- * kernel streams prefetches into L2 while it runs (128 bytes every 4 k
- * steps; NULL for none), the driver's choice of this tile's share of the
+ * kernel streams prefetches into L2 while it runs (a quarter of the B
+ * bytes it reads: 128 bytes every 4 k steps for 32-column panels, 64 for
+ * 16; NULL for none), the driver's choice of this tile's share of the
  * next B slice, so that no tile waits for B coming from memory.  A kernel
  * may ignore it. */
 typedef struct pg_sgemm_epilogue_pf {
