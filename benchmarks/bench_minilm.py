@@ -26,6 +26,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from engine_worker import race  # noqa: E402
+
 SEQ = 128
 HIDDEN, FFN, LAYERS = 384, 1536, 6
 
@@ -205,10 +208,7 @@ def main() -> None:
     for batch in args.batches:
         for threads in args.threads:
             workers = [Worker(e, batch, threads, onnx_path, args.no_spin) for e in args.engines]
-            for _ in range(args.rounds):
-                for w in workers:
-                    time.sleep(args.pause)
-                    w.run_once()
+            race(workers, args.rounds, args.pause)
             for w in workers:
                 med = statistics.median(w.times)
                 gf = flops(batch) / med / 1e9

@@ -38,16 +38,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import engine_worker  # noqa: E402
-from engine_worker import ort_session, serve  # noqa: E402
+from engine_worker import ort_session, paired_ratio, race, serve  # noqa: E402
 MAKE_MODELS = os.path.join(HERE, "..", "tests", "models", "make_models.py")
 BERT_BASE_SHAPED = ("bert", "distilbert", "roberta")
 SEQ = 128
@@ -239,12 +237,7 @@ def main() -> None:
                     else:
                         path = os.path.join(out, e["file"])
                         workers = [Worker(x, name, path, batch, threads) for x in ("peregrine", "onnxruntime")]
-                        for r in range(args.rounds):
-                            # the order alternates, so that a machine speeding up or
-                            # slowing down within a round favours neither engine
-                            for w in workers[::-1] if r % 2 else workers:
-                                time.sleep(args.pause)
-                                w.run_once()
+                        race(workers, args.rounds, args.pause)
                         for w in workers:
                             w.close()
                         pgw, ortw = workers
@@ -271,14 +264,6 @@ def main() -> None:
             json.dump(rows, fh, indent=1)
 
 
-def paired_ratio(ours: list[float], theirs: list[float]) -> float | None:
-    """The median of ours[i] / theirs[i]: each round's two runs ran next to
-    each other, so the noise of a shared machine mostly cancels in their
-    ratio (the ratio of the two medians pairs runs from different rounds)."""
-    pairs = [a / b for a, b in zip(ours, theirs) if b > 0]
-    return statistics.median(pairs) if pairs and len(ours) == len(theirs) else None
-
-
 def bench_minilm(args) -> None:
     out = args.dir or os.path.join(tempfile.gettempdir(), "peregrine_bench_onnx_models")
     os.makedirs(out, exist_ok=True)
@@ -294,10 +279,7 @@ def bench_minilm(args) -> None:
     for batch in args.batches:
         for threads in args.threads:
             ws = [Worker(x, "minilm", path, batch, threads) for x in ("builder", "onnx-path", "onnxruntime")]
-            for _ in range(args.rounds):
-                for w in ws:
-                    time.sleep(args.pause)
-                    w.run_once()
+            race(ws, args.rounds, args.pause)
             for w in ws:
                 w.close()
             b, o, r = (w.median_ms for w in ws)

@@ -26,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_minilm as bm  # noqa: E402
+from engine_worker import race  # noqa: E402
 
 SEQ = bm.SEQ
 ENGINES = ["pg-fp32", "pg-bf16", "pg-int8", "ort-fp32", "ort-int8"]
@@ -111,10 +112,7 @@ def main() -> None:
         for threads in args.threads:
             workers = [Worker(e, batch, threads, onnx_path, os.path.join(tmp, f"{e}_{batch}_{threads}.npy"))
                        for e in args.engines]
-            for _ in range(args.rounds):
-                for w in workers:
-                    time.sleep(args.pause)
-                    w.run_once()
+            race(workers, args.rounds, args.pause)
             ref = np.load(workers[0].out_npy).astype(np.float64) if args.engines[0] == "pg-fp32" else None
             res = {}
             for w in workers:

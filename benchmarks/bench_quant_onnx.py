@@ -34,12 +34,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import engine_worker  # noqa: E402
-from engine_worker import ort_session, serve  # noqa: E402
+from engine_worker import ort_session, race, serve  # noqa: E402
 
 MAKE = os.path.join(HERE, "..", "tests", "models", "make_quant_models.py")
 TARGET = 1.1
@@ -119,10 +118,7 @@ def main() -> None:
         for threads in a.threads:
             for batch in a.batches:
                 ws = {e: Worker(e, path, batch, a.seq, threads) for e in ("peregrine", "onnxruntime")}
-                for _ in range(a.rounds):
-                    for w in ws.values():
-                        w.run_once()
-                        time.sleep(0.05)
+                race(list(ws.values()), a.rounds, 0.05)
                 for w in ws.values():
                     w.close()
                 pm, om = ws["peregrine"].median_ms, ws["onnxruntime"].median_ms

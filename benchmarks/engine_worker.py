@@ -46,6 +46,26 @@ def ort_session(path: str, threads: int, quiet: bool = False, profile_prefix: st
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
+def race(workers, rounds: int, pause: float) -> None:
+    """Each worker runs once per round, ``pause`` seconds after the one
+    before (so that the engine that ran last has stopped spinning); the
+    order reverses every other round, so that a machine speeding up or
+    slowing down within a round favours no engine."""
+    for r in range(rounds):
+        for w in workers[::-1] if r % 2 else workers:
+            time.sleep(pause)
+            w.run_once()
+
+
+def paired_ratio(ours: list[float], theirs: list[float]) -> float | None:
+    """The median of ours[i] / theirs[i] over the rounds of a race: each
+    round's runs ran next to each other, so the noise of a shared machine
+    mostly cancels in their ratio (the ratio of the two medians pairs runs
+    from different rounds)."""
+    pairs = [a / b for a, b in zip(ours, theirs) if b > 0]
+    return statistics.median(pairs) if pairs and len(ours) == len(theirs) else None
+
+
 def _one_line(e: BaseException) -> str:
     msg = str(e).strip().splitlines()
     return f"{type(e).__name__}: {msg[0] if msg else ''}"[:400]
