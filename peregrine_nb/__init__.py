@@ -8,8 +8,8 @@ True
 from __future__ import annotations
 
 from ._lib import ffi as _ffi, lib as _lib
-from .compiled import (CompiledModel, compile, compiled_file_info, get_memory_limit, load_compiled,
-                       save_compiled, set_memory_limit)
+from .compiled import (CompiledModel, WeightCache, compile, compiled_file_info, get_memory_limit,
+                       load_compiled, save_compiled, set_memory_limit)
 from .cpu import CpuInfo, cpu_info, cpu_levels, cpu_mask, get_cpu_mask, set_cpu_mask
 from .gguf import GGUFFile, load_gguf
 from .graph import Graph
@@ -30,7 +30,7 @@ from .errors import (
 __version__ = _ffi.string(_lib.pg_version()).decode()
 
 __all__ = [
-    "Graph", "graph_ops", "GraphOp", "compile", "CompiledModel", "load_compiled", "save_compiled", "compiled_file_info", "set_memory_limit", "get_memory_limit", "load_onnx", "OnnxModel", "load_gguf", "GGUFFile", "models",
+    "Graph", "graph_ops", "GraphOp", "compile", "CompiledModel", "WeightCache", "load_compiled", "save_compiled", "compiled_file_info", "set_memory_limit", "get_memory_limit", "load_onnx", "OnnxModel", "load_gguf", "GGUFFile", "models",
     "CpuInfo", "cpu_info", "cpu_levels", "cpu_mask", "get_cpu_mask", "set_cpu_mask",
     "PeregrineError", "InvalidArgumentError", "UnsupportedError", "ShapeError", "DTypeError",
     "GraphError", "FormatError", "LibraryNotFoundError",

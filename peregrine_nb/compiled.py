@@ -30,11 +30,46 @@ def _precision_code(precision: str) -> int:
     return PRECISIONS[precision]
 
 
+class WeightCache:
+    """The weights compiles have packed, kept for compiling the same weights
+    again at other input shapes (``pg_weight_cache``): a compile given the
+    cache takes the packings an earlier one made from the same lent arrays
+    (``Graph.add_initializer(copy=False)``) instead of packing them again.
+    The engine knows a lent array by its address, so the cache holds every
+    array of the graphs compiled with it: none moves or is freed while it
+    lives (lent arrays are read-only).  ``OnnxModel`` keeps one."""
+
+    def __init__(self) -> None:
+        p = ffi.new("pg_weight_cache **")
+        check(lib.pg_weight_cache_new(p))
+        self._c = ffi.gc(p[0], lib.pg_weight_cache_free)
+        self._arrays: dict[int, np.ndarray] = {}
+
+    def _lend(self, graph: Graph) -> None:
+        for a in graph.initializers.values():
+            self._arrays.setdefault(id(a), a)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """``entries`` and ``bytes`` held; ``hits`` and ``misses``: the
+        packings compiles found here or made anew."""
+        s = ffi.new("pg_weight_cache_stats *")
+        check(lib.pg_weight_cache_get_stats(self._c, s))
+        return {"entries": int(s.entries), "bytes": int(s.bytes), "hits": int(s.hits),
+                "misses": int(s.misses)}
+
+    def __repr__(self) -> str:
+        s = self.stats
+        return (f"<WeightCache {s['entries']} constants, {s['bytes'] / 2**20:.1f} MiB, "
+                f"{s['hits']} hits, {s['misses']} misses>")
+
+
 class CompiledModel:
     """A compiled graph.  ``run(feeds)`` returns a dict of numpy arrays (copies)."""
 
     def __init__(self, graph: Graph, level: int, disable: Iterable[str], threads: int | None,
-                 planner: str, precision: str = "fp32") -> None:
+                 planner: str, precision: str = "fp32",
+                 weight_cache: WeightCache | None = None) -> None:
         self.graph = graph              # kept so a viewer can recompile (another planner)
         self.level = level
         self.requested_precision = precision
@@ -52,6 +87,9 @@ class CompiledModel:
         opts.threads = threads or 0
         opts.planner = self._planner
         opts.precision = _precision_code(precision)
+        if weight_cache is not None:
+            weight_cache._lend(graph)
+            opts.weight_cache = weight_cache._c
         p = ffi.new("pg_model **")
         check(lib.pg_compile(graph._g, opts, p))
         self._attach(p[0])
@@ -392,7 +430,8 @@ class CompiledModel:
 
 
 def compile(graph: Graph, level: int = 3, disable: Iterable[str] = (), threads: int | None = None,
-            planner: str = "greedy_by_size", precision: str = "fp32") -> CompiledModel:
+            planner: str = "greedy_by_size", precision: str = "fp32",
+            weight_cache: WeightCache | None = None) -> CompiledModel:
     """Compile ``graph``: verify, infer shapes, optimise at ``level`` (0 none
     .. 3 all, minus the passes named in ``disable``), plan memory with
     ``planner`` ("greedy_by_size", "greedy_by_first_use", "naive").
@@ -401,10 +440,11 @@ def compile(graph: Graph, level: int = 3, disable: Iterable[str] = (), threads: 
     per-column scales, activations quantised per row at run time; VNNI) -
     level 3 only; the CPU (mask) lacking the kernels gives fp32.
     ``model.precision`` says what it got, ``model.compare(ref, feeds)`` the
-    error."""
+    error.  ``weight_cache``: a :class:`WeightCache` shared by compiles of
+    the same weights, which then pack each weight once."""
     if isinstance(disable, str):
         disable = [disable]
-    return CompiledModel(graph, level, disable, threads, planner, precision)
+    return CompiledModel(graph, level, disable, threads, planner, precision, weight_cache)
 
 
 def set_memory_limit(nbytes: int | None) -> None:

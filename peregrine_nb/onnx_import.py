@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .compiled import CompiledModel, compile as _compile
+from .compiled import CompiledModel, WeightCache, compile as _compile
 from .errors import FormatError, ShapeError, UnsupportedError
 from .graph import Graph
 from .graph_ops import onnx_ops
@@ -648,7 +648,8 @@ class OnnxModel:
     afterwards (``cache_size`` distinct shape sets are kept, least recently
     used dropped first).  The shape sets hold the weights once: each built
     graph borrows the parsed arrays, and the compiled models share their
-    packed weights (``memory_stats["weights_shared"]``)."""
+    packed weights (``memory_stats["weights_shared"]``), packed by the first
+    compile only (``weight_cache``, a :class:`WeightCache`)."""
 
     def __init__(self, model: Any, level: int = 3, disable: Iterable[str] = (),
                  threads: int | None = None, cache_size: int = 8) -> None:
@@ -656,6 +657,7 @@ class OnnxModel:
         self.level, self.disable, self.threads = level, tuple(disable), threads
         self.cache_size = max(1, int(cache_size))
         self._cache: dict[tuple, CompiledModel] = {}
+        self.weight_cache = WeightCache()
         self.compiles = 0
 
     @property
@@ -679,7 +681,8 @@ class OnnxModel:
         m = self._cache.pop(key, None)
         if m is None:
             m = _compile(self._parsed.build(dict(key[0]), values), level=self.level,
-                         disable=self.disable, threads=self.threads)
+                         disable=self.disable, threads=self.threads,
+                         weight_cache=self.weight_cache)
             self.compiles += 1
             while len(self._cache) >= self.cache_size:
                 self._cache.pop(next(iter(self._cache)))

@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import peregrine_nb as pg  # noqa: E402
 from peregrine_nb.onnx_import import OnnxModel, load_onnx, value_inputs  # noqa: E402
+from peregrine_nb.passes import pass_log  # noqa: E402
 
 
 def mlp_model(batch="batch", opset=17):
@@ -121,6 +122,38 @@ def test_shape_sets_share_one_packed_copy():
     gc.collect()
     (alone,) = m._cache.values()
     assert alone.memory_stats["weights_shared"] == 0
+
+
+def test_shape_sets_pack_each_weight_once():
+    """A new shape set takes the packings of the first compile from the
+    OnnxModel's weight cache (exec/weight_cache.c) instead of packing again:
+    the second compile hits and adds nothing, its pass log says where the
+    panels came from, both models are right, and a plain compile of the
+    same graph does not ask the cache."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((256, 128)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+         helper.make_node("Relu", ["h"], ["y"], name="relu")], "mm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 128])],
+        [numpy_helper.from_array(w, "w")])
+    m = OnnxModel(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    x1 = rng.standard_normal((1, 256)).astype(np.float32)
+    np.testing.assert_allclose(m.run({"x": x1})["y"], np.maximum(x1 @ w, 0), rtol=1e-4, atol=1e-4)
+    first = m.weight_cache.stats
+    assert first["misses"] >= 1 and first["entries"] >= 1 and first["bytes"] >= w.nbytes
+    x3 = rng.standard_normal((3, 256)).astype(np.float32)
+    np.testing.assert_allclose(m.run({"x": x3})["y"], np.maximum(x3 @ w, 0), rtol=1e-4, atol=1e-4)
+    second = m.weight_cache.stats
+    assert second["hits"] > first["hits"]
+    assert (second["misses"], second["entries"], second["bytes"]) == \
+        (first["misses"], first["entries"], first["bytes"])
+    c3 = m.compiled({"x": (3, 256)})
+    reasons = [c.reason for c in pass_log(c3).by_name("weight_prepack").changes]
+    assert reasons and all("the weight cache's, packed by an earlier compile" in r for r in reasons)
+    pg.compile(m.graph({"x": (2, 256)}))
+    assert m.weight_cache.stats == second
 
 
 def test_lent_initializer_must_be_read_only():

@@ -18,6 +18,7 @@
 #include "../passes/passes.h"
 #include "model.h"
 #include "shared_consts.h"
+#include "weight_cache.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -363,13 +364,24 @@ pg_status pg_model_bind_and_plan(pg_model *m, const char *planner)
     return PG_OK;
 }
 
+/* The origin keys of the constants the caller lends (weight_cache.h): its
+ * promise makes address, size and dtype stand for the bytes. */
+static void key_lent_consts(pg_graph *g, pg_weight_cache *cache)
+{
+    g->weight_cache = cache;
+    PG_IR_FOR_TENSORS(g, t)
+        if (t->data_borrowed == PG_DATA_LENT)
+            t->origin = pg_key_mix(pg_key_mix(pg_key_mix(0, (uintptr_t)t->data), t->nbytes),
+                                   (uint64_t)t->dtype);
+}
+
 pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_model **out)
 {
     pg_clear_error();
     if (!src || !out)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_compile: NULL graph or output");
     *out = NULL;
-    pg_compile_options o = { 3, NULL, 0, NULL, PG_PRECISION_FP32 };
+    pg_compile_options o = { 3, NULL, 0, NULL, PG_PRECISION_FP32, NULL };
     if (opts)
         o = *opts;
     if (o.level < 0 || o.level > 3)
@@ -392,6 +404,8 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
         goto fail;
     }
     m->g->precision = o.precision;
+    if (o.weight_cache)
+        key_lent_consts(m->g, o.weight_cache);
     if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
         goto fail;
     if (o.level > 0) {
@@ -404,9 +418,10 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
         if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
             goto fail;
     }
-    if ((st = pg_share_consts(m->g, &m->shared, &m->n_shared, &m->cap_shared)) ||
+    if ((st = pg_share_consts(m->g, o.weight_cache, &m->shared, &m->n_shared, &m->cap_shared)) ||
         (st = pg_model_bind_and_plan(m, o.planner)))
         goto fail;
+    m->g->weight_cache = NULL;   /* the model may outlive the cache */
     m->text = pg_ir_to_text(m->g);
     *out = m;
     return PG_OK;
@@ -455,7 +470,7 @@ pg_status pg_model_rebind(pg_model *m)
     int repacked = 0;
     pg_status st = pg_prepack_relayout(m->g, &repacked);
     if (st == PG_OK)   /* the weights packed anew join the store */
-        st = pg_share_consts(m->g, &m->shared, &m->n_shared, &m->cap_shared);
+        st = pg_share_consts(m->g, NULL, &m->shared, &m->n_shared, &m->cap_shared);
     if (st == PG_OK)
         st = pg_model_bind_and_plan(m, planner);
     if (st) {

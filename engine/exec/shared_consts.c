@@ -7,12 +7,14 @@
 #include "../core/alloc.h"
 #include "../core/error.h"
 #include "shared_consts.h"
+#include "weight_cache.h"
 
 struct pg_shared_const {
     void            *data;     /* pg_malloc'd, the store's */
     size_t           nbytes;
     uint64_t         hash;
     int              refs;
+    int              pins;     /* of the refs, the weight caches' (not a model's) */
     pg_shared_const *next;
 };
 
@@ -56,7 +58,7 @@ static pg_shared_const *share_one(pg_tensor *t)
         if (bytes) {
             if (lent)
                 memcpy(bytes, t->data, t->nbytes);
-            *e = (pg_shared_const){ bytes, t->nbytes, h, 1, head };
+            *e = (pg_shared_const){ bytes, t->nbytes, h, 1, 0, head };
             head = e;
         } else {
             pg_free(e);
@@ -101,7 +103,8 @@ static void prune(const pg_graph *g, pg_shared_const **refs, int *n)
     *n = kept;
 }
 
-pg_status pg_share_consts(pg_graph *g, pg_shared_const ***refs, int *n, int *cap)
+pg_status pg_share_consts(pg_graph *g, pg_weight_cache *cache, pg_shared_const ***refs, int *n,
+                          int *cap)
 {
     prune(g, *refs, n);
     for (int i = 0; i < g->n_tensors; i++) {
@@ -109,7 +112,8 @@ pg_status pg_share_consts(pg_graph *g, pg_shared_const ***refs, int *n, int *cap
         if (!t || !t->is_const || !t->data)
             continue;
         int lent = t->data_borrowed == PG_DATA_LENT;
-        if (t->data_borrowed && !lent)
+        int keyed = cache && t->origin && t->nbytes >= PG_SHARE_MIN_BYTES;
+        if (t->data_borrowed && !lent && !keyed)
             continue;
         if (t->nbytes < PG_SHARE_MIN_BYTES) {
             pg_status st = lent ? own_copy(t) : PG_OK;
@@ -126,19 +130,48 @@ pg_status pg_share_consts(pg_graph *g, pg_shared_const ***refs, int *n, int *cap
             *refs = r;
             *cap = nc;
         }
-        pg_shared_const *e = share_one(t);
-        if (!e)
-            return pg_fail(PG_ERR_NOMEM, "out of memory sharing constants");
+        pg_shared_const *e = keyed ? pg_weight_cache_take(cache, t->origin, t->nbytes) : NULL;
+        if (e) {
+            /* bytes a compile before this one kept: no comparison */
+            pg_ir_set_const_view(t, e->data, t->nbytes, t->origin);
+        } else if (t->data_borrowed && !lent) {
+            continue;   /* borrowed from elsewhere (not from the store) */
+        } else {
+            if (!(e = share_one(t)))
+                return pg_fail(PG_ERR_NOMEM, "out of memory sharing constants");
+            if (keyed)   /* out of memory here is only a later compile's miss */
+                (void)pg_weight_cache_put(cache, t->origin, e);
+        }
         (*refs)[(*n)++] = e;
     }
     return PG_OK;
 }
 
-void pg_share_release(pg_shared_const **refs, int n)
+void pg_share_retain(pg_shared_const *e)
+{
+    pthread_mutex_lock(&lock);
+    e->refs++;
+    pthread_mutex_unlock(&lock);
+}
+
+const void *pg_share_data(const pg_shared_const *e) { return e->data; }
+
+size_t pg_share_nbytes(const pg_shared_const *e) { return e->nbytes; }
+
+void pg_share_pin(pg_shared_const *e)
+{
+    pthread_mutex_lock(&lock);
+    e->refs++;
+    e->pins++;
+    pthread_mutex_unlock(&lock);
+}
+
+static void release(pg_shared_const **refs, int n, int pinned)
 {
     pthread_mutex_lock(&lock);
     for (int i = 0; i < n; i++) {
         pg_shared_const *e = refs[i];
+        e->pins -= pinned;
         if (--e->refs)
             continue;
         pg_shared_const **p = &head;
@@ -151,12 +184,16 @@ void pg_share_release(pg_shared_const **refs, int n)
     pthread_mutex_unlock(&lock);
 }
 
+void pg_share_release(pg_shared_const **refs, int n) { release(refs, n, 0); }
+
+void pg_share_unpin(pg_shared_const *e) { release(&e, 1, 1); }
+
 size_t pg_share_bytes_held_elsewhere(pg_shared_const *const *refs, int n)
 {
     size_t b = 0;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < n; i++)
-        b += refs[i]->refs > 1 ? refs[i]->nbytes : 0;
+        b += refs[i]->refs - refs[i]->pins > 1 ? refs[i]->nbytes : 0;
     pthread_mutex_unlock(&lock);
     return b;
 }

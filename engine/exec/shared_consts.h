@@ -25,16 +25,28 @@ typedef struct pg_shared_const pg_shared_const;
  * by the graph being compiled (PG_DATA_LENT, pg_ir_clone_lent: copied into
  * the store unless it has those bytes already; a smaller one gets a copy
  * of its own), so that no constant of g points into the source graph
- * afterwards.  References in *refs that no constant of g reads any more
- * are released first.  The references taken are appended to *refs (*n of them,
+ * afterwards.  With a weight cache (weight_cache.h), a constant with an
+ * origin key takes the cache's copy when it has one (no comparison), and
+ * otherwise gives the cache its entry.  References in *refs that no
+ * constant of g reads any more are released first.  The references taken are appended to *refs (*n of them,
  * the array grown with pg_realloc, *cap its capacity).  On failure (out of
  * memory) the references already taken stay in *refs, to be released as
  * usual. */
-pg_status pg_share_consts(pg_graph *g, pg_shared_const ***refs, int *n, int *cap);
+pg_status pg_share_consts(pg_graph *g, pg_weight_cache *cache, pg_shared_const ***refs, int *n,
+                          int *cap);
+/* One more reference on e; its bytes and their length. */
+void pg_share_retain(pg_shared_const *e);
+const void *pg_share_data(const pg_shared_const *e);
+size_t pg_share_nbytes(const pg_shared_const *e);
 /* Lets go of n references (NULL-safe): the bytes are freed with the last. */
 void pg_share_release(pg_shared_const **refs, int n);
-/* Bytes of the n entries that another reference holds too (a model's
- * weights it does not pay for alone; pg_model_stats.shared_weight_bytes). */
+/* A weight cache's reference on e (weight_cache.h), which is not another
+ * model's sharing; let go of with pg_share_unpin. */
+void pg_share_pin(pg_shared_const *e);
+void pg_share_unpin(pg_shared_const *e);
+/* Bytes of the n entries that another model's reference holds too (a
+ * model's weights it does not pay for alone;
+ * pg_model_stats.shared_weight_bytes). */
 size_t pg_share_bytes_held_elsewhere(pg_shared_const *const *refs, int n);
 /* Shared copies alive now and their bytes (tests). */
 void pg_share_stats(size_t *count, size_t *bytes);

@@ -426,6 +426,18 @@ void pg_ir_set_const_data(pg_tensor *t, void *data, size_t nbytes)
     t->data = data;
     t->nbytes = nbytes;
     t->is_const = 1;
+    t->origin = 0;
+}
+
+void pg_ir_set_const_view(pg_tensor *t, const void *data, size_t nbytes, uint64_t origin)
+{
+    if (t->data != data && !t->data_borrowed)
+        pg_free(t->data);
+    t->data = (void *)data;
+    t->data_borrowed = 1;
+    t->nbytes = nbytes;
+    t->is_const = 1;
+    t->origin = origin;
 }
 
 int pg_ir_is_output(const pg_graph *g, int t)

@@ -165,6 +165,10 @@ typedef struct pg_tensor {
      * (pg_ir_clone_lent).  Never freed by the IR; pg_ir_set_const_data
      * replaces it with owned data, pg_ir_clone copies it into owned data. */
     int       data_borrowed;
+    /* A key standing for data's bytes in a compile with a weight cache, or
+     * 0 (exec/weight_cache.h says which constants have one);
+     * pg_ir_set_const_data clears it. */
+    uint64_t  origin;
     int       producer;              /* node id, -1 for inputs/constants */
     int       is_input;              /* a graph input (fed at run time) */
     /* Compile-time value of a small int tensor that is not a constant (the
@@ -226,6 +230,7 @@ struct pg_graph {
     char      **output_names;                               /* owned, parallel */
     int         name_seq;  /* for generated names */
     int         precision; /* compile option PG_PRECISION_* (pass_lowp.c reads it) */
+    pg_weight_cache *weight_cache; /* compile option, during pg_compile only (pass_prepack.c) */
     pg_namemap  tensor_names, node_names;  /* name -> id (namemap.h) */
 };
 
@@ -289,8 +294,12 @@ int64_t   pg_tensor_numel(const pg_tensor *t);   /* -1 if any dim unknown */
 int64_t   pg_matmul_rows(const pg_tensor *a, const pg_tensor *w);
 int       pg_tensor_shape_known(const pg_tensor *t);
 /* Replace a constant's data (takes ownership of a buffer from pg_malloc;
- * frees the old one).  Used by the pre-packing pass with layout PACKED. */
+ * frees the old one; the origin key is cleared).  Used by the pre-packing
+ * pass with layout PACKED. */
 void      pg_ir_set_const_data(pg_tensor *t, void *data, size_t nbytes);
+/* The same with bytes someone else owns (data_borrowed), for the key
+ * origin: a weight cache's (exec/weight_cache.h). */
+void      pg_ir_set_const_view(pg_tensor *t, const void *data, size_t nbytes, uint64_t origin);
 
 /* ---- nodes --------------------------------------------------------------- */
 

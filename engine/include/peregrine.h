@@ -182,6 +182,7 @@ typedef enum pg_dtype {
 
 typedef struct pg_graph pg_graph;   /* a graph being built */
 typedef struct pg_model pg_model;   /* a compiled graph, ready to run */
+typedef struct pg_weight_cache pg_weight_cache; /* packed weights kept across compiles */
 
 /* Heap allocations the engine has made so far (a run must not add any). */
 PG_API uint64_t pg_alloc_count(void);
@@ -256,7 +257,27 @@ typedef struct pg_compile_options {
                                  constant MatMul weights packed for the bf16 / int8 GEMM
                                  (level 3), activations converted at each product's input;
                                  where the CPU (mask) has no such kernel, fp32 */
+    pg_weight_cache *weight_cache; /* or NULL: see pg_weight_cache_new */
 } pg_compile_options;
+
+/* A cache of the weights compiles have packed, for compiling one model's
+ * weights again at other input shapes (an OnnxModel's shape sets, a decode
+ * loop's growing past): a compile that names it takes the packed weights
+ * an earlier one made from the same lent constants instead of packing
+ * them again.  It knows a lent constant (pg_graph_add_initializer_view)
+ * by its address: the caller promises that every constant lent to a
+ * compile naming the cache keeps its address and its bytes while the
+ * cache lives.  It keeps what it holds alive (one copy of the weights,
+ * shared with the models) until freed; models compiled with it outlive it
+ * safely. */
+PG_API pg_status pg_weight_cache_new(pg_weight_cache **out);
+PG_API void pg_weight_cache_free(pg_weight_cache *c);
+typedef struct pg_weight_cache_stats {
+    int entries;              /* constants held */
+    uint64_t bytes;           /* their bytes */
+    uint64_t hits, misses;    /* lookups by compiles so far */
+} pg_weight_cache_stats;
+PG_API pg_status pg_weight_cache_get_stats(const pg_weight_cache *c, pg_weight_cache_stats *out);
 
 enum { PG_PRECISION_FP32 = 0, PG_PRECISION_BF16 = 1, PG_PRECISION_INT8_DYNAMIC = 2 };
 

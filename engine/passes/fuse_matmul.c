@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "../core/alloc.h"
+#include "../exec/weight_cache.h"
 #include "match.h"
 #include "pass.h"
 
@@ -320,6 +321,21 @@ static int same_epilogue(const pg_node *a, const pg_node *b)
            pg_ir_attr_float(a, "alpha", 1.0f) == pg_ir_attr_float(b, "alpha", 1.0f);
 }
 
+/* The origin key (exec/weight_cache.h) of the weight that puts the
+ * [K, N_i] weights of the products p[0..n) side by side, or 0 unless each
+ * has one. */
+static uint64_t side_by_side_key(const pg_graph *g, const proj *p, int n, int64_t K)
+{
+    uint64_t h = pg_key_mix(0x636f6e636174ull /* "concat" */, (uint64_t)K);
+    for (int i = 0; i < n; i++) {
+        const pg_tensor *w = g->tensors[p[i].n->inputs[1]];
+        if (!w->origin)
+            return 0;
+        h = pg_key_mix(pg_key_mix(h, w->origin), (uint64_t)p[i].N);
+    }
+    return h;
+}
+
 static int try_qkv(pg_graph *g, pg_pass_ctx *c, int a)
 {
     const pg_tensor *at = pm_tensor(g, a);
@@ -357,6 +373,7 @@ static int try_qkv(pg_graph *g, pg_pass_ctx *c, int a)
             memcpy(wd + k * Nt + c0, src + k * p[i].N, sizeof(float) * (size_t)p[i].N);
         c0 += p[i].N;
     }
+    g->tensors[w]->origin = side_by_side_key(g, p, 3, K);
     int b = -1;
     if (p[0].bias >= 0 || p[1].bias >= 0 || p[2].bias >= 0) {
         pg_ir_unique_name(g, "qkv_bias", bname, sizeof bname);
@@ -490,6 +507,7 @@ static int try_gate_up(pg_graph *g, pg_pass_ctx *c, pg_node *mul)
         for (int64_t k = 0; k < K; k++)
             memcpy(wd + k * N2 + i * F, src + k * F, sizeof(float) * (size_t)F);
     }
+    g->tensors[w]->origin = side_by_side_key(g, p, 2, K);
     int b = -1;
     if (p[0].bias >= 0 || p[1].bias >= 0) {
         pg_ir_unique_name(g, "gate_up_bias", bname, sizeof bname);

@@ -10,10 +10,15 @@
  * Packed: B (input 1) of MatMul / FusedMatMul / QKVMatMul when it is a 2-D
  * float32 row-major constant that nothing else reads (every reader is such
  * a product, in slot 1), and, for QKVMatMul, every split starts on a panel
- * boundary (each output then reads whole panels). */
+ * boundary (each output then reads whole panels).
+ *
+ * With a weight cache (exec/weight_cache.h), a weight whose bytes have a
+ * key takes the panels an earlier compile packed from the same bytes at
+ * the same width, and the packing gets its own key either way. */
 #include <stdio.h>
 
 #include "../core/alloc.h"
+#include "../exec/weight_cache.h"
 #include "../kernels/sgemm/sgemm.h"
 #include "match.h"
 #include "pass.h"
@@ -68,11 +73,21 @@ static pg_status run_prepack(pg_graph *g, pg_pass_ctx *c)
             continue;
         size_t K = (size_t)t->shape[0], N = (size_t)t->shape[1];
         size_t panels = (N + nr - 1) / nr, bytes = panels * K * nr * sizeof(float);
-        float *dst = pg_malloc(bytes);
-        if (!dst)
-            return pg_fail(PG_ERR_NOMEM, "out of memory packing weight '%s'", t->name);
-        pg_sgemm_pack_panels(K, N, t->data, N, nr, dst);
-        pg_ir_set_const_data(t, dst, bytes);
+        uint64_t key = g->weight_cache && t->origin
+                           ? pg_key_mix(pg_key_mix(pg_key_mix(pg_key_mix(t->origin, 0x5067656d6dull
+                                                                         /* "Pgemm" */), K), N), nr)
+                           : 0;
+        const void *kept = key ? pg_weight_cache_find(g->weight_cache, key, bytes) : NULL;
+        if (kept) {
+            pg_ir_set_const_view(t, kept, bytes, key);
+        } else {
+            float *dst = pg_malloc(bytes);
+            if (!dst)
+                return pg_fail(PG_ERR_NOMEM, "out of memory packing weight '%s'", t->name);
+            pg_sgemm_pack_panels(K, N, t->data, N, nr, dst);
+            pg_ir_set_const_data(t, dst, bytes);
+            t->origin = key;
+        }
         t->layout = PG_LAYOUT_PACKED;
         t->pack_nr = (int)nr;
         /* note every reader: their weight changed layout */
@@ -81,7 +96,9 @@ static pg_status run_prepack(pg_graph *g, pg_pass_ctx *c)
                 if (r->inputs[i] == w) {
                     pg_pass_note(c, g, PG_PASS_REWRITTEN, r->id, 0,
                                  "weight '%s' [%zu x %zu] packed into %zu panels of %zu "
-                                 "columns for %s", t->name, K, N, panels, nr, v->name);
+                                 "columns for %s%s", t->name, K, N, panels, nr, v->name,
+                                 kept ? " (the weight cache's, packed by an earlier compile)"
+                                      : "");
                     break;
                 }
     }

@@ -161,7 +161,7 @@ static void run_case(const cfg *c)
             OK(pg_graph_set_attr_int(g, "attn", "num_heads", c->H));
         }
         OK(pg_graph_add_output(g, "o"));
-        pg_compile_options o = { 0, NULL, t + 1, NULL, 0 };
+        pg_compile_options o = { .level = 0, .threads = t + 1 };
         pg_model *m;
         OK(pg_compile(g, &o, &m));
         const char *names[4] = { "q", "k", "v", "m" };

@@ -209,7 +209,8 @@ int main(void)
         for (int threads = 1; threads <= 2; threads++) {
             int level = cfg ? 3 : 0;
             pg_model *m;
-            pg_compile_options o = { level, cfg == 1 ? "nchwc_layout" : NULL, threads, NULL, 0 };
+            pg_compile_options o = { .level = level, .disabled = cfg == 1 ? "nchwc_layout" : NULL,
+                                       .threads = threads };
             OK(pg_compile(g, &o, &m));
             const char *names[1] = { "x" };
             const void *data[1] = { xin };

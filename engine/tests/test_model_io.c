@@ -167,7 +167,7 @@ static void load_damaged(const char *path, const char *what, long at)
 static void round_trip(int level, const char *path)
 {
     pg_graph *g = build();
-    pg_compile_options o = { level, NULL, 1, NULL, 0 };
+    pg_compile_options o = { .level = level, .threads = 1 };
     pg_model *m;
     OK(pg_compile(g, &o, &m));
     float y0[M * N], h0[M * N], y1[M * N], h1[M * N];
@@ -239,7 +239,8 @@ static void round_trip(int level, const char *path)
 static void many(const char *path)
 {
     pg_graph *g = build();
-    pg_compile_options o0 = { 0, NULL, 1, NULL, 0 }, o3 = { 3, NULL, 1, NULL, 0 }, o3b = { 3, NULL, 1, "naive", 0 };
+    pg_compile_options o0 = { .level = 0, .threads = 1 }, o3 = { .level = 3, .threads = 1 },
+                       o3b = { .level = 3, .threads = 1, .planner = "naive" };
     pg_model *m[3];
     OK(pg_compile(g, &o0, &m[0]));
     OK(pg_compile(g, &o3, &m[1]));

@@ -183,7 +183,7 @@ static pg_graph *case_graph(const tcase *c)
 static void check_case(const char *what, pg_graph *g, int level, const tcase *c)
 {
     pg_model *m;
-    pg_compile_options o = { level, NULL, 1, NULL, 0 };
+    pg_compile_options o = { .level = level, .threads = 1 };
     OK(pg_compile(g, &o, &m));
     const char *names[1] = { "x" };
     const void *data[1] = { X };

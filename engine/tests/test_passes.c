@@ -172,7 +172,7 @@ int main(void)
     for (int i = 0; i < S; i++)
         mask[i] = i >= S - 2 ? -10000.0f : 0.0f;
 
-    pg_compile_options o = { 0, NULL, 0, NULL, 0 };
+    pg_compile_options o = { .level = 0 };
     pg_model *m0;
     OK(pg_compile(g, &o, &m0));
     run(m0, x, mask, y0);

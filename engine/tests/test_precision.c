@@ -84,7 +84,7 @@ int main(void)
         x[i] = frand() * 2.0f;
     pg_graph *g = build();
     static float ref[B * S * N], got[B * S * N], back[B * S * N];
-    pg_compile_options o = { 3, NULL, 1, NULL, PG_PRECISION_FP32 };
+    pg_compile_options o = { .level = 3, .threads = 1, .precision = PG_PRECISION_FP32 };
     pg_model *m32;
     OK(pg_compile(g, &o, &m32));
     run(m32, ref);

@@ -31,7 +31,7 @@ static pg_model *compile_mlp(const float *wt, int batch, int level, int view)
     OK(pg_graph_add_node(g, "MatMul", "mm", mm_in, 2, mm_out, 1));
     OK(pg_graph_add_node(g, "Relu", "relu", mm_out, 1, r_out, 1));
     OK(pg_graph_add_output(g, "y"));
-    pg_compile_options o = { level, NULL, 1, NULL, PG_PRECISION_FP32 };
+    pg_compile_options o = { .level = level, .threads = 1, .precision = PG_PRECISION_FP32 };
     pg_model *m;
     OK(pg_compile(g, &o, &m));
     pg_graph_free(g);
