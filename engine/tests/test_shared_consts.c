@@ -49,14 +49,7 @@ static uint64_t shared_bytes(const pg_model *m)
 static void check_runs(pg_model *m, const float *wt, int batch, const char *what)
 {
     static float x[4 * K];
-    for (int i = 0; i < batch * K; i++)
-        x[i] = (float)((i * 37) % 11) / 11.0f - 0.5f;
-    const char *names[1] = { "x" };
-    const void *data[1] = { x };
-    int ranks[1] = { 2 };
-    int64_t xd[2] = { batch, K };
-    const int64_t *shapes[1] = { xd };
-    OK(pg_model_run(m, 1, names, data, ranks, shapes));
+    run_on_pattern(m, x, batch, K);
     pg_tensor_info out;
     OK(pg_model_output_info(m, 0, &out));
     const float *y = out.data;

@@ -31,4 +31,18 @@ static int failures;
         }                                                                     \
     } while (0)
 
+/* Runs m on its one input "x" [rows, cols], filled with a fixed pattern
+ * in [-0.5, 0.5) (x: rows * cols floats, written). */
+static inline void run_on_pattern(pg_model *m, float *x, int rows, int cols)
+{
+    for (int i = 0; i < rows * cols; i++)
+        x[i] = (float)((i * 37) % 11) / 11.0f - 0.5f;
+    const char *names[1] = { "x" };
+    const void *data[1] = { x };
+    int ranks[1] = { 2 };
+    int64_t xd[2] = { rows, cols };
+    const int64_t *shapes[1] = { xd };
+    OK(pg_model_run(m, 1, names, data, ranks, shapes));
+}
+
 #endif

@@ -44,14 +44,7 @@ static pg_model *compile_qkv(const float *q, int batch, pg_weight_cache *cache)
 static void check_runs(pg_model *m, const float *q, int batch, const char *what)
 {
     static float x[4 * K];
-    for (int i = 0; i < batch * K; i++)
-        x[i] = (float)((i * 37) % 11) / 11.0f - 0.5f;
-    const char *names[1] = { "x" };
-    const void *data[1] = { x };
-    int ranks[1] = { 2 };
-    int64_t xd[2] = { batch, K };
-    const int64_t *shapes[1] = { xd };
-    OK(pg_model_run(m, 1, names, data, ranks, shapes));
+    run_on_pattern(m, x, batch, K);
     const float *wt[3] = { q, wk, wv };
     int bad = 0;
     for (int o = 0; o < 3; o++) {
