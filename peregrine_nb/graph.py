@@ -75,6 +75,27 @@ class Graph:
         self.input_specs: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
         self.initializers: dict[str, np.ndarray] = {}
 
+    def with_input_shapes(self, shapes: dict[str, Sequence[int]]) -> "Graph":
+        """A copy of this graph whose inputs named in ``shapes`` have those
+        shapes instead, made without building it again (``pg_graph_copy``):
+        the copy reads the lent arrays (``add_initializer(copy=False)``) in
+        place too, and holds them."""
+        p = ffi.new("pg_graph **")
+        check(lib.pg_graph_copy(self._g, p))
+        g = Graph.__new__(Graph)
+        g._g = ffi.gc(p[0], lib.pg_graph_free)
+        g._keep = list(self._keep)
+        g.inputs, g.outputs, g.nodes = list(self.inputs), list(self.outputs), list(self.nodes)
+        g.input_specs, g.initializers = dict(self.input_specs), dict(self.initializers)
+        for name, shape in shapes.items():
+            if name not in g.input_specs:
+                from .errors import InvalidArgumentError
+                raise InvalidArgumentError(f"{name!r} is not an input of the graph "
+                                           f"(inputs: {g.inputs})")
+            check(lib.pg_graph_set_input_shape(g._g, name.encode(), len(shape), _dims(shape)))
+            g.input_specs[name] = (tuple(int(d) for d in shape), g.input_specs[name][1])
+        return g
+
     # -- building -------------------------------------------------------
     def add_input(self, name: str, shape: Sequence[int], dtype: Any = np.float32) -> None:
         """A graph input fed at run time, with a concrete shape."""

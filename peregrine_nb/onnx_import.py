@@ -658,6 +658,7 @@ class OnnxModel:
         self.cache_size = max(1, int(cache_size))
         self._cache: dict[tuple, CompiledModel] = {}
         self.weight_cache = WeightCache()
+        self._template: Graph | None = None
         self.compiles = 0
 
     @property
@@ -680,7 +681,7 @@ class OnnxModel:
                tuple(sorted((k, str(v.dtype), v.shape, v.tobytes()) for k, v in values.items())))
         m = self._cache.pop(key, None)
         if m is None:
-            m = _compile(self._parsed.build(dict(key[0]), values), level=self.level,
+            m = _compile(self._graph_for(dict(key[0]), values), level=self.level,
                          disable=self.disable, threads=self.threads,
                          weight_cache=self.weight_cache)
             self.compiles += 1
@@ -688,6 +689,19 @@ class OnnxModel:
                 self._cache.pop(next(iter(self._cache)))
         self._cache[key] = m   # most recently used last
         return m
+
+    def _graph_for(self, shapes: dict, values: dict) -> Graph:
+        """The graph for these shapes: built once, then copied with other
+        input shapes (Graph.with_input_shapes: no rebuild per shape set, a
+        decode loop's every step).  Inputs whose values decide shapes are
+        constants of the graph: those builds are not shared."""
+        if values:
+            return self._parsed.build(shapes, values)
+        concrete = self._parsed.resolve_shapes(shapes)
+        if self._template is None:
+            self._template = self._parsed.build(concrete)
+            return self._template
+        return self._template.with_input_shapes(concrete)
 
     def run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
         feeds = {k: np.asarray(v) for k, v in feeds.items()}

@@ -84,7 +84,9 @@ def test_shape_sets_borrow_one_copy_of_the_weights():
     """Each shape set's graph lends the engine the parsed arrays
     (Graph.add_initializer(copy=False)) instead of copying them: the arrays
     are read-only and every built graph holds the very same objects, and
-    the compiled models still give the reference's answers."""
+    the compiled models still give the reference's answers.  The graph is
+    built from the model once: another shape set copies it with its input
+    shapes (Graph.with_input_shapes), leaving the first as it was."""
     model, ref = mlp_model()
     m = OnnxModel(model)
     rng = np.random.default_rng(3)
@@ -97,6 +99,15 @@ def test_shape_sets_borrow_one_copy_of_the_weights():
     for name in ("w1", "b1", "w2"):
         assert not parsed[name].flags.writeable
         assert all(g.initializers[name] is parsed[name] for g in graphs)
+    first, second = graphs
+    assert first is m._template
+    assert first.input_specs["x"][0] == (2, 8) and second.input_specs["x"][0] == (5, 8)
+    assert str(first) != str(second)
+    ones = np.ones((2, 8), np.float32)
+    np.testing.assert_allclose(pg.compile(first).run({"x": ones})["y"], ref(ones), rtol=1e-5,
+                               atol=1e-6)
+    with pytest.raises(pg.InvalidArgumentError, match="'nope' is not an input"):
+        first.with_input_shapes({"nope": (1, 8)})
 
 
 def test_shape_sets_share_one_packed_copy():

@@ -42,10 +42,6 @@ const void *pg_weight_cache_find(pg_weight_cache *c, uint64_t key, size_t nbytes
 {
     pthread_mutex_lock(&c->lock);
     entry *x = lookup(c, key, nbytes);
-    if (x)
-        c->hits++;
-    else
-        c->misses++;
     pthread_mutex_unlock(&c->lock);
     return x ? pg_share_data(x->e) : NULL;
 }
@@ -54,8 +50,12 @@ pg_shared_const *pg_weight_cache_take(pg_weight_cache *c, uint64_t key, size_t n
 {
     pthread_mutex_lock(&c->lock);
     entry *x = lookup(c, key, nbytes);
-    if (x)
+    if (x) {
         pg_share_retain(x->e);
+        c->hits++;
+    } else {
+        c->misses++;
+    }
     pthread_mutex_unlock(&c->lock);
     return x ? x->e : NULL;
 }

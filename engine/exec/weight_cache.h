@@ -31,11 +31,12 @@
 /* h and v mixed into a new key (never 0). */
 uint64_t pg_key_mix(uint64_t h, uint64_t v);
 
-/* The bytes of the entry for key, nbytes long, or NULL (a miss: counted).
- * Valid while the cache lives. */
+/* The bytes of the entry for key, nbytes long, or NULL.  Valid while the
+ * cache lives. */
 const void *pg_weight_cache_find(pg_weight_cache *c, uint64_t key, size_t nbytes);
 /* The store entry for key (nbytes long) with a reference taken for the
- * caller, or NULL. */
+ * caller, or NULL; counted as a hit or a miss (pg_share_consts asks once
+ * for each keyed constant a compile keeps). */
 pg_shared_const *pg_weight_cache_take(pg_weight_cache *c, uint64_t key, size_t nbytes);
 /* Remembers e under key (the cache takes its own reference); 0, or -1 out
  * of memory (nothing remembered: a later compile packs again). */

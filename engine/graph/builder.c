@@ -262,6 +262,38 @@ pg_status pg_graph_add_output(pg_graph *g, const char *name)
     return pg_ir_add_graph_output(g, t, name);
 }
 
+pg_status pg_graph_copy(const pg_graph *g, pg_graph **out)
+{
+    pg_clear_error();
+    if (!g || !out)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_graph_copy: NULL argument");
+    *out = pg_ir_clone_views(g);
+    return *out ? PG_OK : pg_last_status();
+}
+
+pg_status pg_graph_set_input_shape(pg_graph *g, const char *name, int rank, const int64_t *dims)
+{
+    pg_clear_error();
+    if (!g || !name)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_graph_set_input_shape: NULL argument");
+    int id = pg_ir_find_tensor(g, name);
+    if (id < 0 || !g->tensors[id]->is_input)
+        return pg_fail(PG_ERR_INVALID_ARG, "'%s' is not an input of the graph", name);
+    if (bad_dims(rank, dims))
+        return pg_fail(PG_ERR_SHAPE, "input '%s': rank %d with dims that are not all concrete",
+                       name, rank);
+    pg_ir_set_shape(g->tensors[id], rank, dims);
+    /* what was inferred from the old shape: unknown again */
+    PG_IR_FOR_TENSORS(g, t) {
+        if (t->is_input || t->is_const)
+            continue;
+        t->rank = -1;
+        pg_free(t->known);
+        t->known = NULL;
+    }
+    return PG_OK;
+}
+
 const char *pg_graph_text(pg_graph *g)
 {
     pg_clear_error();

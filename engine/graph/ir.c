@@ -131,8 +131,10 @@ static void *dup_bytes(const void *p, size_t n)
     return d;
 }
 
-/* pg_ir_clone (lend 0) and pg_ir_clone_lent (lend 1) */
-static pg_graph *clone(const pg_graph *g, int lend)
+/* What a clone does with g's borrowed constants: copies them (0), lends
+ * those on a PG_ALIGN boundary (PG_DATA_LENT, pg_ir_clone_lent), or
+ * borrows them all too (1, pg_ir_clone_views). */
+static pg_graph *clone(const pg_graph *g, int borrowed)
 {
     pg_graph *c = pg_ir_new();
     if (!c)
@@ -158,9 +160,10 @@ static pg_graph *clone(const pg_graph *g, int lend)
             goto oom;
         *d = *t;
         d->name = pg_strdup(t->name);
-        int keep = lend && t->data_borrowed && t->data && (uintptr_t)t->data % PG_ALIGN == 0;
+        int keep = borrowed && t->data_borrowed && t->data &&
+                   (borrowed == 1 || (uintptr_t)t->data % PG_ALIGN == 0);
         d->data = keep ? t->data : dup_bytes(t->data, t->nbytes);
-        d->data_borrowed = keep ? PG_DATA_LENT : 0;
+        d->data_borrowed = keep ? borrowed : 0;
         d->known = NULL;
         d->pass_data = NULL;
         d->users = t->n_users ? dup_bytes(t->users, sizeof(int) * (size_t)t->n_users) : NULL;
@@ -231,7 +234,9 @@ oom:
 
 pg_graph *pg_ir_clone(const pg_graph *g) { return clone(g, 0); }
 
-pg_graph *pg_ir_clone_lent(const pg_graph *g) { return clone(g, 1); }
+pg_graph *pg_ir_clone_lent(const pg_graph *g) { return clone(g, PG_DATA_LENT); }
+
+pg_graph *pg_ir_clone_views(const pg_graph *g) { return clone(g, 1); }
 
 /* ---- tensors ------------------------------------------------------------- */
 

@@ -264,6 +264,9 @@ pg_graph *pg_ir_clone(const pg_graph *g);
  * (shared_consts.c) once the passes have rewritten the graph, so a weight
  * that a pass transposes or packs is never copied as it was. */
 pg_graph *pg_ir_clone_lent(const pg_graph *g);
+/* The same, except that every borrowed constant stays borrowed, read where
+ * it is (pg_graph_copy: the caller keeps those bytes for both graphs). */
+pg_graph *pg_ir_clone_views(const pg_graph *g);
 
 /* ---- tensors ------------------------------------------------------------- */
 

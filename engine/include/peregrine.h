@@ -223,6 +223,14 @@ PG_API pg_status pg_graph_set_attr_tensor(pg_graph *g, const char *node, const c
                                           pg_dtype dtype, int rank, const int64_t *dims,
                                           const void *data);
 PG_API pg_status pg_graph_add_output(pg_graph *g, const char *name);
+/* A copy of g to change without rebuilding it: its inputs, constants,
+ * nodes and outputs.  The constants g read in place (added as views)
+ * are read in place by the copy too; the others are copied. */
+PG_API pg_status pg_graph_copy(const pg_graph *g, pg_graph **out);
+/* Gives input `name` another shape (concrete dims); the shapes inferred
+ * from the old one are forgotten (the next compile or check infers them). */
+PG_API pg_status pg_graph_set_input_shape(pg_graph *g, const char *name, int rank,
+                                          const int64_t *dims);
 /* Text rendering (one line per node); owned by the graph, valid until the
  * next call on it.  NULL + error on a graph that cannot be ordered. */
 PG_API const char *pg_graph_text(pg_graph *g);
@@ -275,7 +283,8 @@ PG_API void pg_weight_cache_free(pg_weight_cache *c);
 typedef struct pg_weight_cache_stats {
     int entries;              /* constants held */
     uint64_t bytes;           /* their bytes */
-    uint64_t hits, misses;    /* lookups by compiles so far */
+    uint64_t hits, misses;    /* of the keyed constants compiles kept so far, those found
+                                 here and those added */
 } pg_weight_cache_stats;
 PG_API pg_status pg_weight_cache_get_stats(const pg_weight_cache *c, pg_weight_cache_stats *out);
 

@@ -1,5 +1,4 @@
 /* snapshot.c - building the pass log (see snapshot.h). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,107 +6,128 @@
 #include "../core/error.h"
 #include "snapshot.h"
 
-/* A growing string; on OOM it stays NULL and sb_take returns NULL. */
+/* A growing string; on OOM it is marked bad and snap_node fails.  The
+ * appenders below are plain copies, not printf: a snapshot formats every
+ * node of the graph after each pass that changed it, and a compile for a
+ * new input shape (an OnnxModel's next decode step) paid more for the
+ * formatting than for the passes. */
 typedef struct sbuf {
     char  *s;
     size_t len, cap;
     int    bad;
 } sbuf;
 
-static void sb_put(sbuf *b, const char *fmt, ...) PG_PRINTF(2, 3);
-static void sb_put(sbuf *b, const char *fmt, ...)
+static void sb_mem(sbuf *b, const char *p, size_t n)
 {
     if (b->bad)
         return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
+    if (b->len + n + 1 > b->cap) {
+        size_t ncap = (b->cap ? b->cap * 2 : 256) + n;
+        char *s = realloc(b->s, ncap);
+        if (!s) {
             b->bad = 1;
             return;
         }
-        if (b->s && (size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t ncap = (b->cap ? b->cap * 2 : 64) + (size_t)n + 1;
-        char *p = realloc(b->s, ncap);
-        if (!p) {
-            b->bad = 1;
-            return;
-        }
-        b->s = p;
+        b->s = s;
         b->cap = ncap;
     }
+    memcpy(b->s + b->len, p, n);
+    b->len += n;
+    b->s[b->len] = 0;
 }
 
-static char *sb_take(sbuf *b)
+static void sb_str(sbuf *b, const char *s) { sb_mem(b, s, strlen(s)); }
+
+static void sb_int(sbuf *b, long long v)
 {
-    if (b->bad) {
-        free(b->s);
-        return NULL;
-    }
-    if (!b->s)
-        return strdup("");
-    return b->s;
+    char d[24];
+    int i = (int)sizeof d;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do
+        d[--i] = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        d[--i] = '-';
+    sb_mem(b, d + i, sizeof d - (size_t)i);
+}
+
+static void sb_float(sbuf *b, float f)
+{
+    char d[32];
+    int n = snprintf(d, sizeof d, "%g", (double)f);
+    sb_mem(b, d, n > 0 ? (size_t)n : 0);
+}
+
+/* Ends the current string (its NUL is kept) and returns where the next
+ * one starts. */
+static size_t sb_end(sbuf *b)
+{
+    sb_mem(b, "", 0);
+    if (!b->bad)
+        b->len++;
+    return b->len;
 }
 
 static void put_shape(sbuf *b, const pg_tensor *t)
 {
     if (!t) {
-        sb_put(b, "-");
+        sb_str(b, "-");
         return;
     }
     if (t->rank < 0) {
-        sb_put(b, "?");
+        sb_str(b, "?");
         return;
     }
     if (t->rank == 0) {
-        sb_put(b, "scalar");
+        sb_str(b, "scalar");
         return;
     }
     for (int d = 0; d < t->rank; d++) {
+        if (d)
+            sb_str(b, "x");
         if (t->shape[d] < 0)
-            sb_put(b, "%s?", d ? "x" : "");
+            sb_str(b, "?");
         else
-            sb_put(b, "%s%lld", d ? "x" : "", (long long)t->shape[d]);
+            sb_int(b, (long long)t->shape[d]);
     }
-    if (t->layout == PG_LAYOUT_PACKED)
-        sb_put(b, " packed/%d", t->pack_nr);
+    if (t->layout == PG_LAYOUT_PACKED) {
+        sb_str(b, " packed/");
+        sb_int(b, t->pack_nr);
+    }
 }
 
 static void put_attr(sbuf *b, const pg_graph *g, const pg_attr *a)
 {
-    sb_put(b, "%s=", a->name);
+    sb_str(b, a->name);
+    sb_str(b, "=");
     switch (a->type) {
     case PG_ATTR_INT:
-        sb_put(b, "%lld", (long long)a->i);
+        sb_int(b, (long long)a->i);
         break;
     case PG_ATTR_FLOAT:
-        sb_put(b, "%g", (double)a->f);
+        sb_float(b, a->f);
         break;
     case PG_ATTR_STRING:
-        sb_put(b, "%s", a->s ? a->s : "");
+        sb_str(b, a->s ? a->s : "");
         break;
     case PG_ATTR_INTS:
     case PG_ATTR_FLOATS:
-        sb_put(b, "[");
+        sb_str(b, "[");
         for (int i = 0; i < a->n && i < 8; i++) {
+            if (i)
+                sb_str(b, ",");
             if (a->type == PG_ATTR_INTS)
-                sb_put(b, "%s%lld", i ? "," : "", (long long)a->ints[i]);
+                sb_int(b, (long long)a->ints[i]);
             else
-                sb_put(b, "%s%g", i ? "," : "", (double)a->floats[i]);
+                sb_float(b, a->floats[i]);
         }
-        sb_put(b, "%s]", a->n > 8 ? ",..." : "");
+        sb_str(b, a->n > 8 ? ",...]" : "]");
         break;
     case PG_ATTR_TENSOR: {
         const pg_tensor *t = a->tensor >= 0 && a->tensor < g->n_tensors ? g->tensors[a->tensor] : NULL;
-        sb_put(b, "<");
+        sb_str(b, "<");
         put_shape(b, t);
-        sb_put(b, ">");
+        sb_str(b, ">");
         break;
     }
     }
@@ -115,10 +135,7 @@ static void put_attr(sbuf *b, const pg_graph *g, const pg_attr *a)
 
 static int is_fused(const pg_pass_log *log, const char *name)
 {
-    for (int i = 0; i < log->n_fused; i++)
-        if (!strcmp(log->fused[i], name))
-            return 1;
-    return 0;
+    return pg_namemap_get(&log->fused_names, name) >= 0;
 }
 
 static void free_nodes(pg_snap_pass *p)
@@ -129,54 +146,72 @@ static void free_nodes(pg_snap_pass *p)
         p->n_nodes = 0;
         return;
     }
-    for (int i = 0; i < p->n_nodes; i++) {
-        pg_snap_node *n = &p->nodes[i];
-        free(n->name); free(n->op); free(n->inputs); free(n->outputs);
-        free(n->in_shapes); free(n->shapes); free(n->dtypes); free(n->attrs);
-    }
+    for (int i = 0; i < p->n_nodes; i++)
+        free(p->nodes[i].name);   /* the block of all eight strings (snap_node) */
     free(p->nodes);
     p->nodes = NULL;
     p->n_nodes = 0;
 }
 
+/* One node's strings, in one block that starts with its name: name, op,
+ * inputs, outputs, input shapes, output shapes, dtypes, attributes. */
 static pg_status snap_node(const pg_pass_log *log, const pg_graph *g, const pg_node *n,
                            pg_snap_node *s)
 {
-    sbuf in = { 0 }, out = { 0 }, ins = { 0 }, outs = { 0 }, dts = { 0 }, at = { 0 };
+    sbuf b = { 0 };
+    size_t at[8];
+    at[0] = 0;
+    sb_str(&b, n->name);
+    at[1] = sb_end(&b);
+    sb_str(&b, n->op_type);
+    at[2] = sb_end(&b);
     for (int i = 0; i < n->n_inputs; i++) {
         const pg_tensor *t = n->inputs[i] >= 0 ? g->tensors[n->inputs[i]] : NULL;
-        sb_put(&in, "%s%s", i ? "," : "", t ? t->name : "");
         if (i)
-            sb_put(&ins, ";");
-        put_shape(&ins, t);
+            sb_str(&b, ",");
+        sb_str(&b, t ? t->name : "");
     }
+    at[3] = sb_end(&b);
+    for (int i = 0; i < n->n_outputs; i++) {
+        if (i)
+            sb_str(&b, ",");
+        sb_str(&b, g->tensors[n->outputs[i]]->name);
+    }
+    at[4] = sb_end(&b);
+    for (int i = 0; i < n->n_inputs; i++) {
+        if (i)
+            sb_str(&b, ";");
+        put_shape(&b, n->inputs[i] >= 0 ? g->tensors[n->inputs[i]] : NULL);
+    }
+    at[5] = sb_end(&b);
+    for (int i = 0; i < n->n_outputs; i++) {
+        if (i)
+            sb_str(&b, ";");
+        put_shape(&b, g->tensors[n->outputs[i]]);
+    }
+    at[6] = sb_end(&b);
     for (int i = 0; i < n->n_outputs; i++) {
         const pg_tensor *t = g->tensors[n->outputs[i]];
-        sb_put(&out, "%s%s", i ? "," : "", t->name);
-        if (i) {
-            sb_put(&outs, ";");
-            sb_put(&dts, ";");
-        }
-        put_shape(&outs, t);
-        sb_put(&dts, "%s", t->rank < 0 ? "?" : pg_dtype_name(t->dtype));
+        if (i)
+            sb_str(&b, ";");
+        sb_str(&b, t->rank < 0 ? "?" : pg_dtype_name(t->dtype));
     }
+    at[7] = sb_end(&b);
     for (int i = 0; i < n->n_attrs; i++) {
         if (i)
-            sb_put(&at, " ");
-        put_attr(&at, g, &n->attrs[i]);
+            sb_str(&b, " ");
+        put_attr(&b, g, &n->attrs[i]);
     }
-    s->name = strdup(n->name);
-    s->op = strdup(n->op_type);
-    s->inputs = sb_take(&in);
-    s->outputs = sb_take(&out);
-    s->in_shapes = sb_take(&ins);
-    s->shapes = sb_take(&outs);
-    s->dtypes = sb_take(&dts);
-    s->attrs = sb_take(&at);
-    s->fused = is_fused(log, n->name);
-    if (!s->name || !s->op || !s->inputs || !s->outputs || !s->in_shapes || !s->shapes ||
-        !s->dtypes || !s->attrs)
+    sb_end(&b);
+    if (b.bad) {
+        free(b.s);
         return pg_fail(PG_ERR_NOMEM, "out of memory taking a graph snapshot");
+    }
+    char **field[8] = { &s->name, &s->op, &s->inputs, &s->outputs, &s->in_shapes, &s->shapes,
+                        &s->dtypes, &s->attrs };
+    for (int i = 0; i < 8; i++)
+        *field[i] = b.s + at[i];
+    s->fused = is_fused(log, n->name);
     return PG_OK;
 }
 
@@ -282,7 +317,9 @@ void pg_snap_mark_fused(pg_pass_log *log, const char *node)
         log->fused = f;
         log->cap_fused = ncap;
     }
-    if (!(log->fused[log->n_fused] = strdup(node))) {
+    if (!(log->fused[log->n_fused] = strdup(node)) ||
+        pg_namemap_put(&log->fused_names, log->fused[log->n_fused], log->n_fused) < 0) {
+        free(log->fused[log->n_fused]);
         log->oom = 1;
         return;
     }
@@ -302,6 +339,7 @@ void pg_snap_clear(pg_pass_log *log)
         free(p->changes);
     }
     free(log->passes);
+    pg_namemap_free(&log->fused_names);
     for (int i = 0; i < log->n_fused; i++)
         free(log->fused[i]);
     free(log->fused);

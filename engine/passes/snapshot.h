@@ -10,6 +10,7 @@
 #ifndef PG_PASSES_SNAPSHOT_H
 #define PG_PASSES_SNAPSHOT_H
 
+#include "../graph/namemap.h"
 #include "passes.h"
 
 typedef struct pg_snap_node {
@@ -46,6 +47,7 @@ struct pg_pass_log {
     int n, cap;
     char **fused;                 /* names of nodes fusions made */
     int n_fused, cap_fused;
+    pg_namemap fused_names;       /* the same names -> index, for the lookups */
     int oom;                      /* a note could not be stored */
 };
 

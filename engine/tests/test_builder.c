@@ -6,7 +6,11 @@
  * placeholder path (a node names the weight before it is added) keeps it
  * lent, and a pointer not aligned to the elements is refused by name.
  * Also pg_ir_unique_name with a prefix past its buffer, whose cut is taken
- * (it looped for ever: "prefix_N" cut back to the taken name). */
+ * (it looped for ever: "prefix_N" cut back to the taken name), and
+ * pg_graph_copy + pg_graph_set_input_shape: a checked graph copied with
+ * another batch compiles for it, reads the lent weight in place like the
+ * original, and leaves the original as it was; a shape for a name that is
+ * not an input is refused by name. */
 #include <stdint.h>
 #include <string.h>
 
@@ -105,6 +109,59 @@ int main(void)
     CHECK(st == PG_ERR_INVALID_ARG, "misaligned view: status %s", pg_status_name(st));
     CHECK(strstr(pg_last_error(), "w_odd") && strstr(pg_last_error(), "aligned"),
           "misaligned view: message '%s'", pg_last_error());
+    pg_graph_free(g);
+
+    /* a copy with another input shape */
+    static _Alignas(64) float wl[K * N], bl[N];
+    memset(wl, 0, sizeof wl);
+    memcpy(bl, b, sizeof b);
+    OK(pg_graph_new(&g));
+    int64_t x1[2] = { 1, K }, x3[2] = { 3, K }, bd[1] = { N };
+    OK(pg_graph_add_input(g, "x", PG_DTYPE_FLOAT32, 2, x1));
+    OK(pg_graph_add_initializer_view(g, "w", PG_DTYPE_FLOAT32, 2, wd, wl));
+    OK(pg_graph_add_initializer_view(g, "b", PG_DTYPE_FLOAT32, 1, bd, bl));
+    const char *mm_in[2] = { "x", "w" }, *mm_out[1] = { "xw" };
+    const char *add_in[2] = { "xw", "b" }, *add_out[1] = { "y" };
+    OK(pg_graph_add_node(g, "MatMul", "mm", mm_in, 2, mm_out, 1));
+    OK(pg_graph_add_node(g, "Add", "bias", add_in, 2, add_out, 1));
+    OK(pg_graph_add_output(g, "y"));
+    OK(pg_graph_check(g));   /* shapes inferred for batch 1, to be forgotten by the copy */
+    pg_graph *g3;
+    OK(pg_graph_copy(g, &g3));
+    OK(pg_graph_set_input_shape(g3, "x", 2, x3));
+    memcpy(wl, w, sizeof w);   /* after the copy: both read it in place */
+    pg_model *m1, *m3;
+    OK(pg_compile(g3, NULL, &m3));
+    OK(pg_compile(g, NULL, &m1));
+    pg_tensor_info o1, o3;
+    OK(pg_model_output_info(m1, 0, &o1));
+    OK(pg_model_output_info(m3, 0, &o3));
+    CHECK(o1.rank == 2 && o1.dims[0] == 1 && o3.rank == 2 && o3.dims[0] == 3 && o3.dims[1] == N,
+          "outputs of the original and the copy: [%lld, ...] and [%lld, %lld]",
+          (long long)o1.dims[0], (long long)o3.dims[0], (long long)o3.dims[1]);
+    float x3v[3 * K];
+    for (int r = 0; r < 3; r++)
+        memcpy(x3v + r * K, x, sizeof x);
+    const char *xn[1] = { "x" };
+    const void *xdat[1] = { x3v };
+    int xr[1] = { 2 };
+    const int64_t *xs[1] = { x3 };
+    OK(pg_model_run(m3, 1, xn, xdat, xr, xs));
+    OK(pg_model_output_info(m3, 0, &o3));
+    for (int i = 0; i < 3 * N; i++)
+        CHECK(((const float *)o3.data)[i] == want[i % N], "the copy with batch 3: y[%d] = %g, "
+              "want %g", i, ((const float *)o3.data)[i], want[i % N]);
+    float y1[N];
+    run(m1, x, y1);
+    CHECK(memcmp(y1, want, sizeof want) == 0, "the original after the copy runs wrong");
+    st = pg_graph_set_input_shape(g3, "w", 2, x3);
+    CHECK(st == PG_ERR_INVALID_ARG && strstr(pg_last_error(), "'w' is not an input"),
+          "a shape for a weight: %s, '%s'", pg_status_name(st), pg_last_error());
+    CHECK(pg_graph_set_input_shape(g3, "nope", 2, x3) == PG_ERR_INVALID_ARG &&
+          pg_graph_copy(NULL, &g) == PG_ERR_INVALID_ARG, "unknown name / NULL not refused");
+    pg_model_free(m1);
+    pg_model_free(m3);
+    pg_graph_free(g3);
     pg_graph_free(g);
 
     /* a generated name from a prefix longer than the buffer */
