@@ -51,8 +51,9 @@ class WeightCache:
 
     @property
     def stats(self) -> dict[str, int]:
-        """``entries`` and ``bytes`` held; ``hits`` and ``misses``: the
-        packings compiles found here or made anew."""
+        """``entries`` and ``bytes`` held; ``hits`` and ``misses``: of the
+        large constants compiles kept (packed weights, lent arrays), those
+        found here and those added."""
         s = ffi.new("pg_weight_cache_stats *")
         check(lib.pg_weight_cache_get_stats(self._c, s))
         return {"entries": int(s.entries), "bytes": int(s.bytes), "hits": int(s.hits),

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ._lib import check, cstr, ffi, lib
+from .errors import InvalidArgumentError
 
 # numpy dtype -> pg_dtype (ONNX TensorProto codes)
 _DTYPES = {
@@ -89,7 +90,6 @@ class Graph:
         g.input_specs, g.initializers = dict(self.input_specs), dict(self.initializers)
         for name, shape in shapes.items():
             if name not in g.input_specs:
-                from .errors import InvalidArgumentError
                 raise InvalidArgumentError(f"{name!r} is not an input of the graph "
                                            f"(inputs: {g.inputs})")
             check(lib.pg_graph_set_input_shape(g._g, name.encode(), len(shape), _dims(shape)))
