@@ -4,7 +4,8 @@
  *   out[0] = min(0, min key), out[1] = max(0, max key),
  *   out[2] = 1 if some x is NaN or infinite (exponent all ones), else 0
  * - integer operations only, so any input (NaN, -0, denormals) gives the C
- * reference's words.  The flag comes from the range itself: the keys of
+ * reference's words.  The flag comes from the range itself
+ * (minmax_keys_end.h, shared with the avx2 variant): the keys of
  * the non-finite floats are the extremes, >= 0x7f800000 (+inf, +NaN) or
  * <= 0x807fffff as int32 (-inf, -NaN), so 5 operations a vector (the key,
  * the min, the max).  32 floats a step in two sets of lanes; the last
@@ -14,6 +15,7 @@
  * void pg_minmax_keys_avx512(size_t n, const float *x, int32_t *out)
  *                            rdi       rsi             rdx            */
 #include "pg_asm.h"
+#include "minmax_keys_end.h"
 
 /* \x: 16 floats in (\t a temporary); their keys into the lanes \mn, \mx */
 .macro KEYS x, t, mn, mx
@@ -60,30 +62,7 @@ PG_FUNC(pg_minmax_keys_avx512)
         vpminsd ymm0, ymm0, ymm5
         vextracti32x8 ymm6, zmm1, 1
         vpmaxsd ymm1, ymm1, ymm6
-        vextracti128 xmm5, ymm0, 1
-        vpminsd xmm0, xmm0, xmm5
-        vextracti128 xmm6, ymm1, 1
-        vpmaxsd xmm1, xmm1, xmm6
-        vpshufd xmm5, xmm0, 0x4e
-        vpminsd xmm0, xmm0, xmm5
-        vpshufd xmm6, xmm1, 0x4e
-        vpmaxsd xmm1, xmm1, xmm6
-        vpshufd xmm5, xmm0, 0xb1
-        vpminsd xmm0, xmm0, xmm5
-        vpshufd xmm6, xmm1, 0xb1
-        vpmaxsd xmm1, xmm1, xmm6
-        vmovd   eax, xmm0
-        vmovd   ecx, xmm1
-        mov     dword ptr [rdx], eax
-        mov     dword ptr [rdx + 4], ecx
-        xor     r8d, r8d
-        cmp     ecx, 0x7f800000
-        setge   r8b
-        xor     r9d, r9d
-        cmp     eax, 0x807fffff
-        setle   r9b
-        or      r8d, r9d
-        mov     dword ptr [rdx + 8], r8d
+        MINMAX_KEYS_END
         vzeroupper
         ret
 PG_ENDFUNC(pg_minmax_keys_avx512)

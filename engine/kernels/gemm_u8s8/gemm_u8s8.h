@@ -125,6 +125,7 @@ void pg_quant_u8_apply(size_t n, const float *x, float inv_scale, int32_t zero, 
  * ops_quant.c, once the tensor's range is known: |x / scale| <= 256). */
 void pg_quant_u8_span_c(size_t n, const float *x, float scale, int32_t zero, uint8_t *y);
 void pg_quant_u8_span_avx512(size_t n, const float *x, float scale, int32_t zero, uint8_t *y);
+void pg_quant_u8_span_avx2(size_t n, const float *x, float scale, int32_t zero, uint8_t *y);
 
 /* ---- a tensor's range for it (table minmax_keys) -------------------------
  * key(x) = bits(x) ^ ((bits(x) >> 31) & 0x7fffffff) orders as int32 the way
@@ -132,6 +133,7 @@ void pg_quant_u8_span_avx512(size_t n, const float *x, float scale, int32_t zero
  * out[2] = 1 when some x is NaN or infinite, else 0 (the first pass). */
 void pg_minmax_keys_c(size_t n, const float *x, int32_t *out);
 void pg_minmax_keys_avx512(size_t n, const float *x, int32_t *out);
+void pg_minmax_keys_avx2(size_t n, const float *x, int32_t *out);
 
 /* ---- packed weights ---------------------------------------------------- */
 

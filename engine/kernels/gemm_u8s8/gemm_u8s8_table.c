@@ -65,6 +65,8 @@ static const pg_variant span_variants[] = {
 #if defined(__x86_64__)
     { "quant_u8_span_avx512", "avx512", X86_AVX512,
       .fn = { .quant_u8_span = pg_quant_u8_span_avx512 }, NULL },
+    { "quant_u8_span_avx2", "avx2", PG_CPU_AVX2,
+      .fn = { .quant_u8_span = pg_quant_u8_span_avx2 }, NULL },
 #endif
     { "quant_u8_span_c", "c", 0, .fn = { .quant_u8_span = pg_quant_u8_span_c }, NULL },
 };
@@ -77,6 +79,8 @@ static const pg_variant minmax_variants[] = {
 #if defined(__x86_64__)
     { "minmax_keys_avx512", "avx512", X86_AVX512,
       .fn = { .minmax_keys = pg_minmax_keys_avx512 }, NULL },
+    { "minmax_keys_avx2", "avx2", PG_CPU_AVX2,
+      .fn = { .minmax_keys = pg_minmax_keys_avx2 }, NULL },
 #endif
     { "minmax_keys_c", "c", 0, .fn = { .minmax_keys = pg_minmax_keys_c }, NULL },
 };
