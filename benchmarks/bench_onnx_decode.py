@@ -35,17 +35,19 @@ import engine_worker  # noqa: E402
 from engine_worker import ort_session, race, serve  # noqa: E402
 
 
-def decode_loop(run, names, prompt: int, steps: int, layers: int):
-    """Greedy decoding from a fixed prompt; run(feeds) -> outputs in the
-    model's order (logits, then present key / value per layer).  Returns
-    the tokens chosen."""
+def decode_loop(run, past_inputs, prompt: int, steps: int):
+    """Greedy decoding from a fixed prompt; past_inputs: the model's
+    past_{key,value}_i inputs -> their [batch, heads, past, head dim]
+    dims; run(feeds) -> outputs in the model's order (logits, then present
+    key / value per layer).  Returns the tokens chosen."""
     import numpy as np
+    layers = len(past_inputs) // 2
     ids = (np.arange(prompt, dtype=np.int64) * 37 % 997 + 3)[None, :]
-    past = {n: np.zeros((1, 8, 0, 64), np.float32) for n in names if n.startswith("past_")}
+    past = {n: np.zeros((1, d[1], 0, d[3]), np.float32) for n, d in past_inputs.items()}
     total, tokens = prompt, []
     for _ in range(steps + 1):
         feeds = {"input_ids": ids, "attention_mask": np.ones((1, total), np.int64), **past}
-        out = run({k: v for k, v in feeds.items() if k in names})
+        out = run(feeds)
         ids = out[0][:, -1:].argmax(-1).astype(np.int64)
         tokens.append(int(ids[0, 0]))
         past = {f"past_{kv}_{i}": out[1 + 2 * i + (kv == "value")]
@@ -58,8 +60,8 @@ def worker(engine: str, path: str, prompt: int, steps: int, threads: int, tokens
     def setup():
         import onnx
         model = onnx.load(path, load_external_data=False)
-        names = [i.name for i in model.graph.input]
-        layers = sum(n.startswith("past_key_") for n in names)
+        past_inputs = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim]
+                       for i in model.graph.input if i.name.startswith("past_")}
         if engine == "peregrine":
             import peregrine_nb as pg
             m = pg.OnnxModel(path, level=3, threads=threads)
@@ -74,8 +76,8 @@ def worker(engine: str, path: str, prompt: int, steps: int, threads: int, tokens
             def run(feeds):
                 return sess.run(None, feeds)
         with open(tokens_file, "w") as f:
-            json.dump(decode_loop(run, names, prompt, steps, layers), f)
-        return lambda: decode_loop(run, names, prompt, steps, layers)
+            json.dump(decode_loop(run, past_inputs, prompt, steps), f)
+        return lambda: decode_loop(run, past_inputs, prompt, steps)
     serve(setup)
 
 

@@ -81,6 +81,10 @@ class Graph:
         shapes instead, made without building it again (``pg_graph_copy``):
         the copy reads the lent arrays (``add_initializer(copy=False)``) in
         place too, and holds them."""
+        for name in shapes:
+            if name not in self.input_specs:
+                raise InvalidArgumentError(f"{name!r} is not an input of the graph "
+                                           f"(inputs: {self.inputs})")
         p = ffi.new("pg_graph **")
         check(lib.pg_graph_copy(self._g, p))
         g = Graph.__new__(Graph)
@@ -89,9 +93,6 @@ class Graph:
         g.inputs, g.outputs, g.nodes = list(self.inputs), list(self.outputs), list(self.nodes)
         g.input_specs, g.initializers = dict(self.input_specs), dict(self.initializers)
         for name, shape in shapes.items():
-            if name not in g.input_specs:
-                raise InvalidArgumentError(f"{name!r} is not an input of the graph "
-                                           f"(inputs: {g.inputs})")
             check(lib.pg_graph_set_input_shape(g._g, name.encode(), len(shape), _dims(shape)))
             g.input_specs[name] = (tuple(int(d) for d in shape), g.input_specs[name][1])
         return g

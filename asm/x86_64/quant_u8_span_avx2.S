@@ -3,9 +3,8 @@
  * without AVX-512 (the C reference runs at ~2 ns a float, 13% of an
  * ORT-quantised FFN-down product on Zen 3):
  *   y = clamp(rint(x / scale) + zero, 0, 255)
- * for finite x with |x / scale| < 2^22.  As in quant_u8_span_avx512.S,
- * vdivps is the reference's correctly rounded x / scale and vcvtps2dq
- * rounds it to nearest even, so the bytes are the same.
+ * for finite x with |x / scale| < 2^22, the bytes of the reference
+ * (quant_u8_span.h, the arithmetic shared with the avx512 variant).
  *
  * 32 floats a step (four divisions in flight).  The values are in 0..255
  * already, so the two saturating packs keep them; they leave the dwords of
@@ -19,14 +18,11 @@
  *                            int32_t zero, uint8_t *y)
  *                            edx           rcx                         */
 #include "pg_asm.h"
+#include "quant_u8_span.h"
 
 /* ymm \r: x / scale rounded, + zero, clamped to 0..255 */
 .macro QUANT r
-        vdivps  \r, \r, ymm8
-        vcvtps2dq \r, \r
-        vpaddd  \r, \r, ymm9
-        vpmaxsd \r, \r, ymm10
-        vpminsd \r, \r, ymm11
+        QUANT_U8_SPAN \r, ymm8, ymm9, ymm10, ymm11
 .endm
 
         .text

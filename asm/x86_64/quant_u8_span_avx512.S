@@ -1,10 +1,9 @@
 /* quant_u8_span_avx512.S - floats to u8 with a given scale and zero point
  * (per-tensor dynamic quantisation's second pass, gemm_u8s8.h):
  *   y = clamp(rint(x / scale) + zero, 0, 255)
- * for finite x with |x / scale| < 2^22.  vdivps is the correctly rounded
- * x / scale of the C reference, and vcvtps2dq rounds it to nearest even
- * (MXCSR's default, as the reference's 1.5 * 2^23 trick does), so the bytes
- * are the same.  64 floats a step (four divisions in flight), the last
+ * for finite x with |x / scale| < 2^22, the bytes of the reference
+ * (quant_u8_span.h, the arithmetic shared with the avx2 variant).  64
+ * floats a step (four divisions in flight), the last
  * n % 64 16 at a time through an opmask (no access past n).
  *
  * void pg_quant_u8_span_avx512(size_t n, const float *x, float scale,
@@ -12,14 +11,11 @@
  *                              int32_t zero, uint8_t *y)
  *                              edx           rcx                       */
 #include "pg_asm.h"
+#include "quant_u8_span.h"
 
 /* zmm \r: x / scale rounded, + zero, clamped to 0..255 */
 .macro QUANT r
-        vdivps  \r, \r, zmm16
-        vcvtps2dq \r, \r
-        vpaddd  \r, \r, zmm17
-        vpmaxsd \r, \r, zmm18
-        vpminsd \r, \r, zmm19
+        QUANT_U8_SPAN \r, zmm16, zmm17, zmm18, zmm19
 .endm
 
         .text

@@ -370,9 +370,10 @@ static void key_lent_consts(pg_graph *g, pg_weight_cache *cache)
 {
     g->weight_cache = cache;
     PG_IR_FOR_TENSORS(g, t)
-        if (t->data_borrowed == PG_DATA_LENT)
-            t->origin = pg_key_mix(pg_key_mix(pg_key_mix(0, (uintptr_t)t->data), t->nbytes),
-                                   (uint64_t)t->dtype);
+        if (t->data_borrowed == PG_DATA_LENT) {
+            uint64_t what[2] = { t->nbytes, (uint64_t)t->dtype };
+            t->origin = pg_key_derive((uintptr_t)t->data, 0x6c656e74ull /* "lent" */, what, 2);
+        }
 }
 
 pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_model **out)

@@ -29,6 +29,14 @@ uint64_t pg_key_mix(uint64_t h, uint64_t v)
     return z ? z : 1;
 }
 
+uint64_t pg_key_derive(uint64_t from, uint64_t tag, const uint64_t *v, int n)
+{
+    uint64_t h = pg_key_mix(from, tag);
+    for (int i = 0; i < n; i++)
+        h = pg_key_mix(h, v[i]);
+    return h;
+}
+
 /* The entry of key, or NULL; the lock held. */
 static entry *lookup(pg_weight_cache *c, uint64_t key, size_t nbytes)
 {

@@ -32,6 +32,10 @@
 
 /* h and v mixed into a new key (never 0). */
 uint64_t pg_key_mix(uint64_t h, uint64_t v);
+/* The key of bytes made from those of key `from` by the derivation `tag`
+ * (a name as a number) with the parameters v[0..n): from, tag and each v
+ * mixed in turn. */
+uint64_t pg_key_derive(uint64_t from, uint64_t tag, const uint64_t *v, int n);
 
 /* The bytes of the entry for key, nbytes long, or NULL.  Valid while the
  * cache lives. */

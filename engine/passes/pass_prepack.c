@@ -73,9 +73,9 @@ static pg_status run_prepack(pg_graph *g, pg_pass_ctx *c)
             continue;
         size_t K = (size_t)t->shape[0], N = (size_t)t->shape[1];
         size_t panels = (N + nr - 1) / nr, bytes = panels * K * nr * sizeof(float);
+        uint64_t shape[3] = { K, N, nr };
         uint64_t key = g->weight_cache && t->origin
-                           ? pg_key_mix(pg_key_mix(pg_key_mix(pg_key_mix(t->origin, 0x5067656d6dull
-                                                                         /* "Pgemm" */), K), N), nr)
+                           ? pg_key_derive(t->origin, 0x70616e656c73ull /* "panels" */, shape, 3)
                            : 0;
         const void *kept = key ? pg_weight_cache_find(g->weight_cache, key, bytes) : NULL;
         if (kept) {
