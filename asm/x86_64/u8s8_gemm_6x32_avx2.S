@@ -15,9 +15,14 @@
  *   - B: one 16-byte piece of a packed group (4 columns x 4 k, gemm_u8s8.h)
  *     by vpmovsxbw is 16 int16 where dword 2j holds column j's k pair
  *     (0, 1) and dword 2j + 1 its pair (2, 3);
- *   - A: each row's bytes are widened (vpmovzxbw) into a stack buffer
- *     a chunk of KC k at a time, so that the 4 k of a group are one qword
- *     and vpbroadcastq puts them against every column's two pairs.
+ *   - A: rows of int16, so that the 4 k of a group are one qword and
+ *     vpbroadcastq puts them against every column's two pairs.  The driver
+ *     widens a row tile once for a group of panels and passes it in
+ *     ep->a_wide (pg_u8s8_params.wide_a); without it each row's bytes are
+ *     widened (vpmovzxbw) into a stack buffer a chunk of KC k at a time.
+ *     Widening in every call cost ~10% of the tile (6 x 32 x 768: 2.10
+ *     against 1.95 us).  The k loop reads a chunk's rows through rcx,
+ *     r10-r14 either way.
  * vpmaddwd then leaves in dword 2j and 2j + 1 the two halves of column
  * j's 4-k sum; they add up (vphaddd, vpermq back in column order) once,
  * after the last chunk.
@@ -44,13 +49,17 @@
 
 /* the frame above rsp (32-aligned): the epilogue's products [0, 768) and
  * slots [768, 800), mr and nr, the accumulators between chunks (4 passes
- * x 6 rows x 2 ymm) and the widened A chunk (6 rows x KC int16) */
+ * x 6 rows x 2 ymm), the widened A chunk (6 rows x KC int16), and the
+ * rows' pointers: A's bytes and the driver's widened ones (0: none) */
 #define S_MR    qword ptr [rsp + 800]
 #define S_NR    qword ptr [rsp + 808]
 #define ACC     832
 #define AW      2368
 #define KC      512
-#define FRAME   (AW + 6 * 2 * KC)
+#define ROWS    (AW + 6 * 2 * KC)
+#define S_ROW(r)  qword ptr [rsp + ROWS + 8 * (r)]
+#define S_WROW(r) qword ptr [rsp + ROWS + 48 + 8 * (r)]
+#define FRAME   (ROWS + 96)
 
 /* row \r (pointer \row) of A, bytes rbx .. rbx + r8 of the chunk, widened
  * into AW + 2 KC \r: 16 bytes a step while 16 remain, then 4 (r8 is a
@@ -76,10 +85,39 @@
 3:
 .endm
 
-/* row \r's 4 k of group \u (qword at rax + 8 u of its widened chunk)
+/* \m r, reg for each row r and the register that holds its pointer in the
+ * k loop */
+.macro FOR_ROWS m
+        \m     0, rcx
+        \m     1, r10
+        \m     2, r11
+        \m     3, r12
+        \m     4, r13
+        \m     5, r14
+.endm
+.macro SAVE_ROW r, reg
+        mov     S_ROW(\r), \reg
+.endm
+.macro SAVE_WROW r, reg
+        mov     S_WROW(\r), \reg
+.endm
+/* the driver's row r at the chunk (rax: its first k's byte offset) */
+.macro AT_WROW r, reg
+        mov     \reg, S_WROW(\r)
+        add     \reg, rax
+.endm
+.macro WIDEN_ROW r, reg
+        mov     rdi, S_ROW(\r)
+        WIDEN   rdi, \r
+.endm
+.macro AT_AW r, reg
+        lea     \reg, [rsp + AW + 2 * KC * \r]
+.endm
+
+/* a row's 4 k of group \u (qword at \row + rax + 8 u: its widened chunk)
  * against the pass's 8 columns */
-.macro ROW r, a0, a1, u
-        vpbroadcastq ymm14, qword ptr [rsp + rax + AW + 2 * KC * \r + 8 * \u]
+.macro ROW row, a0, a1, u
+        vpbroadcastq ymm14, qword ptr [\row + rax + 8 * \u]
         vpmaddwd ymm15, ymm14, ymm12
         vpaddd  \a0, \a0, ymm15
         vpmaddwd ymm15, ymm14, ymm13
@@ -90,12 +128,12 @@
 .macro GROUP u
         vpmovsxbw ymm12, xmmword ptr [rdx + 128 * \u]
         vpmovsxbw ymm13, xmmword ptr [rdx + 128 * \u + 16]
-        ROW     0, ymm0, ymm1, \u
-        ROW     1, ymm2, ymm3, \u
-        ROW     2, ymm4, ymm5, \u
-        ROW     3, ymm6, ymm7, \u
-        ROW     4, ymm8, ymm9, \u
-        ROW     5, ymm10, ymm11, \u
+        ROW     rcx, ymm0, ymm1, \u
+        ROW     r10, ymm2, ymm3, \u
+        ROW     r11, ymm4, ymm5, \u
+        ROW     r12, ymm6, ymm7, \u
+        ROW     r13, ymm8, ymm9, \u
+        ROW     r14, ymm10, ymm11, \u
 .endm
 
 /* the 12 accumulators of pass \q from / to the buffer between chunks */
@@ -136,17 +174,18 @@
         shl     rdx, 5                          /* group rbx / 4 at 128 bytes each */
         lea     rdx, [r9 + rdx + 32 * \q]
         xor     eax, eax
+        mov     rsi, r8
+        shr     rsi, 4                          /* pairs of groups */
+        jz      2f
         .p2align 4
-1:      lea     rsi, [rax + 16]
-        cmp     rsi, r8
-        ja      2f
-        GROUP   0
+1:      GROUP   0
         GROUP   1
         add     rdx, 256
-        mov     rax, rsi
-        jmp     1b
-2:      cmp     rax, r8
-        jae     3f
+        add     rax, 16
+        dec     rsi
+        jnz     1b
+2:      test    r8, 8                           /* a group left */
+        jz      3f
         GROUP   0
 3:      lea     rax, [rbx + KC]
         cmp     rax, r15                        /* the last chunk? */
@@ -168,7 +207,21 @@ PG_FUNC(pg_u8s8_gemm_6x32_avx2)
         mov     S_MR, rdi
         mov     S_NR, rsi
         mov     r15, rdx                        /* k */
-
+        FOR_ROWS SAVE_ROW
+        mov     rax, ARG_EP                     /* the widened rows, if given */
+        mov     rcx, [rax + 72]
+        mov     S_WROW(0), rcx
+        test    rcx, rcx
+        jz      1f
+        mov     r8, [rax + 80]
+        add     r8, r8                          /* their stride in bytes */
+        PG_NEXT_ROW r10, rcx, rcx, 2
+        PG_NEXT_ROW r11, r10, rcx, 3
+        PG_NEXT_ROW r12, r11, rcx, 4
+        PG_NEXT_ROW r13, r12, rcx, 5
+        PG_NEXT_ROW r14, r13, rcx, 6
+        FOR_ROWS SAVE_WROW
+1:
         xor     ebx, ebx                        /* the chunk's first k */
 .Lchunk:
         mov     r8, r15
@@ -176,12 +229,15 @@ PG_FUNC(pg_u8s8_gemm_6x32_avx2)
         mov     eax, KC
         cmp     r8, rax
         cmova   r8, rax                         /* its length */
-        WIDEN   rcx, 0
-        WIDEN   r10, 1
-        WIDEN   r11, 2
-        WIDEN   r12, 3
-        WIDEN   r13, 4
-        WIDEN   r14, 5
+        cmp     S_WROW(0), 0
+        je      .Lwiden
+        lea     rax, [rbx + rbx]                /* the driver's rows at the chunk */
+        FOR_ROWS AT_WROW
+        jmp     .Lpasses
+.Lwiden:
+        FOR_ROWS WIDEN_ROW
+        FOR_ROWS AT_AW
+.Lpasses:
         add     r8, r8                          /* widened bytes */
         PASS    0
         PASS    1

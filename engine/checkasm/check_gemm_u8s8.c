@@ -8,7 +8,9 @@
  * Microkernel: mr = 1..MR, nr over the edges 1..32 of a panel, k (a
  * multiple of 4) from 0 past one unrolled group, each output mode (F32
  * with and without bias, I32, U8, S8), symmetric weights and weights with
- * zero points; A rows strided with junk past k, C strided with a sentinel
+ * zero points; A rows strided with junk past k (for a kernel with wide_a,
+ * half the cases give A widened as the driver does, with junk past k, and
+ * junk as A's bytes), C strided with a sentinel
  * in its padding and ending at the guard bytes (a store past the tile or
  * before it is caught).  Random u8 / s8 values cover 0, 255, -128, 127;
  * for a variant exact only while 2 a |b| <= pair_max (avx2_maddubs:
@@ -38,6 +40,8 @@ static int out_es(int mode) { return mode == PG_U8S8_OUT_U8 || mode == PG_U8S8_O
 
 typedef struct ubufs {
     uint8_t *A;          /* 12 x (k + pad) */
+    uint16_t *Aw;        /* A widened, for a kernel with wide_a (ep->a_wide) */
+    uint8_t *Ajunk;      /* what such a kernel gets as A when it is given Aw */
     int8_t *B;           /* k x 32 */
     void *packed;
     int32_t *a_zero, *row_corr;
@@ -70,6 +74,19 @@ static int8_t rand_weight(int w_max)
     if ((r & 3) == 0)
         return (int8_t)((r & 4) ? hi : -w_max);
     return (int8_t)((int)((r >> 3) % (uint32_t)(hi + w_max + 1)) - w_max);
+}
+
+/* A widened to int16 into b->Aw (row stride ldw, junk past k, that the
+ * kernel must not read), as the driver hands it to a wide_a kernel; A's
+ * bytes for that call junk too */
+static const uint16_t *widen_tile(ubufs *b, size_t mr, size_t k, size_t lda, size_t ldw)
+{
+    for (size_t i = 0; i < mr; i++)
+        for (size_t p = 0; p < ldw; p++)
+            b->Aw[i * ldw + p] = p < k ? b->A[i * lda + p] : (uint16_t)(checkasm_rand() | 0x100);
+    for (size_t i = 0; i < mr * lda; i++)
+        b->Ajunk[i] = (uint8_t)checkasm_rand();
+    return b->Aw;
 }
 
 /* A's bytes in [0, a_max]: random, or (saturate) all a_max against weights
@@ -126,24 +143,33 @@ static int check_tiles(const pg_kernel_family *op, int v, ubufs *b)
                                     b->packed);
                     pg_u8s8_packed pk;
                     pg_u8s8_view(b->packed, k, 32, zeros, &pk);
-                    pg_u8s8_epilogue ep = { b->a_zero, b->a_scale, pk.col_sum, pk.scale,
-                                            with_bias ? b->bias : NULL, pk.zero, b->row_corr,
-                                            checkasm_randf(5.0f, 60.0f),
-                                            (int32_t)(checkasm_rand() % 64) - (out == 3 ? 32 : 0),
-                                            out, a_max };
+                    pg_u8s8_epilogue ep = {
+                        .a_zero = b->a_zero, .a_scale = b->a_scale, .col_sum = pk.col_sum,
+                        .b_scale = pk.scale, .bias = with_bias ? b->bias : NULL, .b_zero = pk.zero,
+                        .row_corr = b->row_corr, .out_inv_scale = checkasm_randf(5.0f, 60.0f),
+                        .out_zero = (int32_t)(checkasm_rand() % 64) - (out == 3 ? 32 : 0),
+                        .out_mode = out, .a_max = a_max };
                     memset(b->cref, SENT, b->cap);
                     memset(b->cbuf, SENT, b->cap);
                     uint8_t *cnew = b->cbuf + b->cap - clen, *cref = b->cref + b->cap - clen;
                     call_ref(mr, nr, k, b->A, lda, pk.data, cref, ldc, &ep);
-                    call_new(mr, nr, k, b->A, lda, pk.data, cnew, ldc, &ep);
+                    /* half the cases of a wide_a kernel as the driver calls it */
+                    const uint8_t *anew = b->A;
+                    if (prm->wide_a && (checkasm_rand() & 1)) {
+                        ep.a_wide_ld = k + (checkasm_rand() & 1 ? 0 : 1 + checkasm_rand() % 7);
+                        ep.a_wide = widen_tile(b, mr, k, lda, ep.a_wide_ld);
+                        anew = b->Ajunk;
+                    }
+                    call_new(mr, nr, k, anew, lda, pk.data, cnew, ldc, &ep);
                     if (memcmp(b->cref, b->cbuf, b->cap) || !checkasm_guards_ok(b->cbuf, "C")) {
                         size_t at = 0;
                         while (at < b->cap && b->cref[at] == b->cbuf[at])
                             at++;
                         return checkasm_fail("tile mr=%zu nr=%zu k=%zu lda=%zu ldc=%zu mode=%d "
-                                             "bias=%d zero points=%d: first difference at byte "
-                                             "%zd of C (%02x, want %02x)", mr, nr, k, lda, ldc,
-                                             out, with_bias, zeros,
+                                             "bias=%d zero points=%d widened A=%d: first "
+                                             "difference at byte %zd of C (%02x, want %02x)",
+                                             mr, nr, k, lda, ldc, out, with_bias, zeros,
+                                             ep.a_wide != NULL,
                                              (ptrdiff_t)at - (ptrdiff_t)(b->cap - clen),
                                              at < b->cap ? b->cbuf[at] : 0,
                                              at < b->cap ? b->cref[at] : 0);
@@ -157,9 +183,14 @@ static int check_tiles(const pg_kernel_family *op, int v, ubufs *b)
         pg_u8s8_pack_s8(k, 32, b->B, 32, b->b_scale, 1, NULL, 1, b->packed);
         pg_u8s8_packed pk;
         pg_u8s8_view(b->packed, k, 32, 0, &pk);
-        pg_u8s8_epilogue ep = { b->a_zero, b->a_scale, pk.col_sum, pk.scale, NULL, NULL, NULL,
-                                1.0f, 0, PG_U8S8_OUT_F32, 0 };
-        checkasm_bench_label("tile %zux32 k=%zu", MR, k);
+        pg_u8s8_epilogue ep = { .a_zero = b->a_zero, .a_scale = b->a_scale,
+                                .col_sum = pk.col_sum, .b_scale = pk.scale,
+                                .out_inv_scale = 1.0f, .out_mode = PG_U8S8_OUT_F32 };
+        if (prm->wide_a) {   /* as the driver calls it */
+            ep.a_wide = widen_tile(b, MR, k, k, k);
+            ep.a_wide_ld = k;
+        }
+        checkasm_bench_label("tile %zux32 k=%zu%s", MR, k, prm->wide_a ? " widened A" : "");
         checkasm_bench_work(2.0 * MR * 32 * k, 0);
         bench_new(MR, 32, k, b->A, k, pk.data, b->cbuf, 32, &ep);
     }
@@ -198,8 +229,9 @@ static int driver_case(const pg_kernel_family *op, int v, dbufs *d, size_t M, si
     pg_u8s8_view(d->packed, K, Nt, 0, &pk);
     pg_u8s8_quantize_rows(quant, M, K, d->A, K, d->Aq, ldq, d->scale, d->zero, d->corr, a_max);
     int with_bias = (int)(checkasm_rand() & 1);
-    pg_u8s8_epilogue ep = { d->zero, d->scale, NULL, NULL, with_bias ? d->bias + col0 : NULL,
-                            NULL, d->corr, 1.0f, 0, PG_U8S8_OUT_F32, a_max };
+    pg_u8s8_epilogue ep = { .a_zero = d->zero, .a_scale = d->scale,
+                            .bias = with_bias ? d->bias + col0 : NULL, .row_corr = d->corr,
+                            .out_inv_scale = 1.0f, .out_mode = PG_U8S8_OUT_F32, .a_max = a_max };
     size_t ldc = N + 3;
     for (size_t i = 0; i < M * ldc; i++)
         d->Cref[i] = d->Cnew[i] = -7.0f;
@@ -225,8 +257,8 @@ static int check_refuses_wide(const pg_variant *var, dbufs *d)
     pg_u8s8_packed pk;
     pg_u8s8_view(d->packed, K, N, 0, &pk);
     memset(d->Aq, 255, M * K);
-    pg_u8s8_epilogue ep = { d->zero, d->scale, NULL, NULL, NULL, NULL, NULL, 1.0f, 0,
-                            PG_U8S8_OUT_F32, 0 };
+    pg_u8s8_epilogue ep = { .a_zero = d->zero, .a_scale = d->scale, .out_inv_scale = 1.0f,
+                            .out_mode = PG_U8S8_OUT_F32 };
     if (pg_u8s8_gemm_packed(var, M, N, d->Aq, K, &pk, 0, &ep, d->Cnew, N, 1) == PG_OK)
         return checkasm_fail("driver: weights up to |%d| with 8-bit activations ran on a "
                              "kernel exact while 2 a w <= %d", pk.w_max, pair);
@@ -268,8 +300,8 @@ static void bench_driver(const pg_variant *var, dbufs *d, size_t M, size_t N, si
         d->Aq[i] = (uint8_t)checkasm_rand();
     for (size_t i = 0; i < M; i++)
         d->zero[i] = 128, d->scale[i] = 0.01f;
-    pg_u8s8_epilogue ep = { d->zero, d->scale, NULL, NULL, NULL, NULL, NULL, 1.0f, 0,
-                            PG_U8S8_OUT_F32, 0 };
+    pg_u8s8_epilogue ep = { .a_zero = d->zero, .a_scale = d->scale, .out_inv_scale = 1.0f,
+                            .out_mode = PG_U8S8_OUT_F32 };
     double ops = 2.0 * M * N * K;
     for (int t = 1; t <= 2; t++) {
         int calls = 0;
@@ -445,6 +477,8 @@ void checkasm_check_gemm_u8s8(void)
     const pg_kernel_family *op = &pg_kernels_gemm_u8s8;
     ubufs b;
     b.A = checkasm_alloc(32 * 530);   /* up to 32 rows of k = 516 + 9 */
+    b.Aw = checkasm_alloc(32 * 530 * 2);
+    b.Ajunk = checkasm_alloc(32 * 530);
     b.B = checkasm_alloc(520 * 32);
     /* MR up to 32 (AMX) */
     b.packed = checkasm_alloc(pg_u8s8_packed_bytes(520, 32, 1));

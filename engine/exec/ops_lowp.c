@@ -123,8 +123,9 @@ pg_status pg_lowp_matmul(pg_kctx *k, const float *bias, pg_act_kind act)
     for (int o = 0; o < nout; o++) {
         size_t n = nout == 1 ? Ntot : (size_t)k->out[o]->shape[k->out[o]->rank - 1];
         float *C = k->y[o];
-        pg_u8s8_epilogue ep = { zero, scale, NULL, NULL, bias ? bias + c0 : NULL, NULL, NULL,
-                                1.0f, 0, PG_U8S8_OUT_F32, a_max };
+        pg_u8s8_epilogue ep = { .a_zero = zero, .a_scale = scale, .bias = bias ? bias + c0 : NULL,
+                                .out_inv_scale = 1.0f, .out_mode = PG_U8S8_OUT_F32,
+                                .a_max = a_max };
         /* a bound activation kernel runs on each tile while it is in cache */
         const pg_variant *ak = act != PG_ACTK_NONE ? k->bind->kern[1] : NULL;
         pg_status st = pg_u8s8_gemm_packed_act(gemm, M, n, Aq, kp, &pk, c0, &ep, C, n, ak, k->threads);

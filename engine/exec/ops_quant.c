@@ -742,8 +742,9 @@ pg_status pg_exec_quant_matmul(pg_kctx *k)
     pg_u8s8_packed pk;
     pg_u8s8_view(k->x[3], K, N, with_zero, &pk);
     const float *bias = k->n_in > 4 ? k->x[4] : NULL;
-    pg_u8s8_epilogue ep = { a_zero, a_scale, NULL, NULL, bias, NULL, with_zero ? row_corr : NULL,
-                            1.0f, 0, PG_U8S8_OUT_F32, 0 };
+    pg_u8s8_epilogue ep = { .a_zero = a_zero, .a_scale = a_scale, .bias = bias,
+                            .row_corr = with_zero ? row_corr : NULL, .out_inv_scale = 1.0f,
+                            .out_mode = PG_U8S8_OUT_F32 };
     int gelu = !strcmp(pg_ir_attr_string(k->node, "activation", "none"), "gelu");
     int32_t *stats = k->n_out > 1 ? k->y[1] : NULL;
     if (!gelu && !stats)

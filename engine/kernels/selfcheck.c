@@ -374,8 +374,9 @@ static int check_lowp(const pg_kernel_family *f, const pg_variant *v, const pg_v
         pg_u8s8_packed w;
         pg_u8s8_view(pk, K, NR, 0, &w);
         fill(bias, NR, 13);
-        pg_u8s8_epilogue ep = { za, sa, w.col_sum, w.scale, bias, NULL, NULL, 1.0f, 0,
-                                PG_U8S8_OUT_F32, 0 };
+        pg_u8s8_epilogue ep = { .a_zero = za, .a_scale = sa, .col_sum = w.col_sum,
+                                .b_scale = w.scale, .bias = bias, .out_inv_scale = 1.0f,
+                                .out_mode = PG_U8S8_OUT_F32 };
         r->fn.gemm_u8s8((size_t)p->mr, NR, w.kp, a, K, w.data, want, NR, &ep);
         v->fn.gemm_u8s8((size_t)p->mr, NR, w.kp, a, K, w.data, got, NR, &ep);
         if (p->finish)

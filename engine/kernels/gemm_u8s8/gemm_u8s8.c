@@ -205,6 +205,7 @@ typedef struct u8_job {
     pg_gemm_u8s8_ukernel_fn kernel;
     void (*finish)(void);
     size_t mr, M, N, kp, lda, ldc, es, col0;
+    int wide_a;
     const uint8_t *A;
     const pg_u8s8_packed *B;
     const pg_u8s8_epilogue *ep;
@@ -213,8 +214,28 @@ typedef struct u8_job {
     size_t m_tiles, panels, tm, tn;
 } u8_job;
 
-/* one kernel call: panel p (of this product), rows i .. i+h */
-static void tile(const u8_job *j, size_t p, size_t i, size_t h)
+/* Rows [i0, i1) of A zero-extended to 16 bits into aw (kp each), for a
+ * kernel that multiplies them so (wide_a): once per row tile and group of
+ * panels, not in every call.  NULL when the kernel widens nothing or the
+ * rows do not fit (it then widens them itself). */
+#define A_WIDE_ELEMS (24 * 1024)
+
+static const uint16_t *widen_rows(const u8_job *j, size_t i0, size_t i1, uint16_t *aw)
+{
+    if (!j->wide_a || (i1 - i0) * j->kp > A_WIDE_ELEMS)
+        return NULL;
+    for (size_t i = i0; i < i1; i++) {
+        const uint8_t *a = j->A + i * j->lda;
+        uint16_t *w = aw + (i - i0) * j->kp;
+        for (size_t k = 0; k < j->kp; k++)
+            w[k] = a[k];
+    }
+    return aw;
+}
+
+/* one kernel call: panel p (of this product), rows i .. i+h (aw: them
+ * widened, or NULL) */
+static void tile(const u8_job *j, size_t p, size_t i, size_t h, const uint16_t *aw)
 {
     size_t col = p * PG_U8S8_NR, w = j->N - col < PG_U8S8_NR ? j->N - col : PG_U8S8_NR;
     size_t pbase = j->col0 / PG_U8S8_NR, gc = j->col0 + col;
@@ -229,6 +250,8 @@ static void tile(const u8_job *j, size_t p, size_t i, size_t h)
     ep.b_zero = j->B->zero ? j->B->zero + gc : NULL;
     if (ep.bias)
         ep.bias += col;
+    ep.a_wide = aw;
+    ep.a_wide_ld = j->kp;
     char *c = j->C + (i * j->ldc + col) * j->es;
     j->kernel(h, w, j->kp, j->A + i * j->lda, j->lda, j->B->data + (pbase + p) * j->kp * PG_U8S8_NR,
               c, j->ldc, &ep);
@@ -265,10 +288,12 @@ static void run_task(void *ctx, size_t task)
     size_t p0 = tj * j->panels / j->tn, p1 = (tj + 1) * j->panels / j->tn;
     if (m1 > j->M)
         m1 = j->M;
+    _Alignas(64) uint16_t aw[A_WIDE_ELEMS];
     if ((m1 - m0) * j->kp <= 24 * 1024) {
+        const uint16_t *w = widen_rows(j, m0, m1, aw);
         for (size_t p = p0; p < p1; p++)
             for (size_t i = m0; i < m1; i += j->mr)
-                tile(j, p, i, m1 - i < j->mr ? m1 - i : j->mr);
+                tile(j, p, i, m1 - i < j->mr ? m1 - i : j->mr, w ? w + (i - m0) * j->kp : NULL);
         act_rows(j, m0, m1, p0, p1);
     } else {
         int l2 = pg_cpu_caps_get()->l2_bytes;
@@ -278,8 +303,9 @@ static void run_task(void *ctx, size_t task)
             size_t pe = pg + group < p1 ? pg + group : p1;
             for (size_t i = m0; i < m1; i += j->mr) {
                 size_t h = m1 - i < j->mr ? m1 - i : j->mr;
+                const uint16_t *w = widen_rows(j, i, i + h, aw);
                 for (size_t p = pg; p < pe; p++)
-                    tile(j, p, i, h);
+                    tile(j, p, i, h, w);
                 act_rows(j, i, i + h, pg, pe);
             }
         }
@@ -323,7 +349,7 @@ pg_status pg_u8s8_gemm_packed_act(const pg_variant *v, size_t M, size_t N, const
                        v->name, prm->pair_max);
     u8_job j = {
         .kernel = v->fn.gemm_u8s8, .finish = prm->finish, .mr = (size_t)prm->mr, .M = M, .N = N,
-        .kp = B->kp,
+        .kp = B->kp, .wide_a = prm->wide_a,
         .lda = lda, .ldc = ldc, .col0 = col0, .A = Aq, .B = B, .ep = ep, .C = C,
         .es = ep->out_mode == PG_U8S8_OUT_U8 || ep->out_mode == PG_U8S8_OUT_S8 ? 1 : 4,
         .act = act ? act->fn.unary : NULL,

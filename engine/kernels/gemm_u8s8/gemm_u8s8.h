@@ -68,6 +68,11 @@ struct pg_u8s8_epilogue {
     int32_t out_mode;         /* @64 PG_U8S8_OUT_* */
     int32_t a_max;            /* @68 the largest activation byte, 0 = 255 (the driver's
                                * check against the kernel's pair_max; no kernel reads it) */
+    const uint16_t *a_wide;   /* @72 the tile's rows of A zero-extended to 16 bits (row i
+                               * at a_wide + i * a_wide_ld, k of them), or NULL; set by the
+                               * driver for a kernel with wide_a, which then reads them
+                               * instead of widening A itself (the C reference ignores it) */
+    size_t a_wide_ld;         /* @80 */
 };
 
 typedef struct pg_u8s8_params {
@@ -77,6 +82,10 @@ typedef struct pg_u8s8_params {
     int pair_max;           /* exact while 2 a_max w_max <= pair_max (activations in
                              * [0, a_max], weights in [-w_max, w_max]): INT_MAX, or
                              * 32767 (avx2_maddubs: u8 x s8 pairs in saturating int16) */
+    int wide_a;             /* 1: the kernel multiplies A as int16 (avx2's vpmaddwd), so
+                             * the driver widens a row tile once for a group of panels
+                             * and hands it over in ep->a_wide (rather than every call
+                             * widening the same rows again: ~10% of that kernel's time) */
 } pg_u8s8_params;
 
 void pg_u8s8_gemm_4x32_c(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,

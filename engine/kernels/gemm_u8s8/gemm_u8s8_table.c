@@ -7,15 +7,20 @@
 #include "gemm_u8s8.h"
 
 #if defined(__x86_64__)
-static const pg_u8s8_params p_32x32 = { 32, 32, pg_amx_tile_release, 4e7, INT_MAX };
-static const pg_u8s8_params p_12x32 = { 12, 32, NULL, 2e6, INT_MAX };
-static const pg_u8s8_params p_6x32 = { 6, 32, NULL, 2e6, INT_MAX };
-static const pg_u8s8_params p_6x32_maddubs = { 6, 32, NULL, 2e6, 32767 };
+static const pg_u8s8_params p_32x32 = { .mr = 32, .nr = 32, .finish = pg_amx_tile_release,
+                                        .thread_work = 4e7, .pair_max = INT_MAX };
+static const pg_u8s8_params p_12x32 = { .mr = 12, .nr = 32,
+                                        .thread_work = 2e6, .pair_max = INT_MAX };
+static const pg_u8s8_params p_6x32 = { .mr = 6, .nr = 32, .thread_work = 2e6, .pair_max = INT_MAX };
+static const pg_u8s8_params p_6x32_maddubs = { .mr = 6, .nr = 32,
+                                               .thread_work = 2e6, .pair_max = 32767 };
+static const pg_u8s8_params p_6x32_wide = { .mr = 6, .nr = 32,
+                                            .thread_work = 2e6, .pair_max = INT_MAX, .wide_a = 1 };
 #endif
 #if defined(__aarch64__)
-static const pg_u8s8_params p_2x32 = { 2, 32, NULL, 2e6, INT_MAX };
+static const pg_u8s8_params p_2x32 = { .mr = 2, .nr = 32, .thread_work = 2e6, .pair_max = INT_MAX };
 #endif
-static const pg_u8s8_params p_4x32 = { 4, 32, NULL, 2e6, INT_MAX };
+static const pg_u8s8_params p_4x32 = { .mr = 4, .nr = 32, .thread_work = 2e6, .pair_max = INT_MAX };
 
 #define X86_AVX512 (PG_CPU_AVX512F | PG_CPU_AVX512BW | PG_CPU_AVX512VL | PG_CPU_AVX512DQ | \
                     PG_CPU_AVX2 | PG_CPU_FMA)
@@ -32,7 +37,7 @@ static const pg_variant gemm_variants[] = {
     { "u8s8_gemm_6x32_avx2_maddubs", "avx2", PG_CPU_AVX2,
       .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avx2_maddubs }, &p_6x32_maddubs },
     { "u8s8_gemm_6x32_avx2", "avx2", PG_CPU_AVX2,
-      .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avx2 }, &p_6x32 },
+      .fn = { .gemm_u8s8 = pg_u8s8_gemm_6x32_avx2 }, &p_6x32_wide },
 #endif
 #if defined(__aarch64__)
     { "u8s8_gemm_4x32_i8mm", "i8mm", PG_CPU_NEON | PG_CPU_I8MM,
