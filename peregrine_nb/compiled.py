@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import os
 import threading
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -70,8 +70,10 @@ class CompiledModel:
 
     def __init__(self, graph: Graph, level: int, disable: Iterable[str], threads: int | None,
                  planner: str, precision: str = "fp32",
-                 weight_cache: WeightCache | None = None) -> None:
+                 weight_cache: WeightCache | None = None,
+                 input_shapes: Mapping[str, Sequence[int]] | None = None) -> None:
         self.graph = graph              # kept so a viewer can recompile (another planner)
+        self._input_shapes = dict(input_shapes) if input_shapes else None
         self.level = level
         self.requested_precision = precision
         self.planner = planner
@@ -91,9 +93,35 @@ class CompiledModel:
         if weight_cache is not None:
             weight_cache._lend(graph)
             opts.weight_cache = weight_cache._c
+        if self._input_shapes:
+            keep = [[ffi.new("char[]", k.encode()) for k in self._input_shapes],
+                    [ffi.new("int64_t[]", [int(d) for d in v] or [0])
+                     for v in self._input_shapes.values()]]
+            names = ffi.new("const char *[]", keep[0])
+            ranks = ffi.new("int[]", [len(v) for v in self._input_shapes.values()])
+            dims = ffi.new("const int64_t *[]", keep[1])
+            opts.n_input_shapes = len(self._input_shapes)
+            opts.input_shape_names, opts.input_shape_ranks, opts.input_shape_dims = names, ranks, dims
         p = ffi.new("pg_model **")
         check(lib.pg_compile(graph._g, opts, p))
         self._attach(p[0])
+
+    @property
+    def graph(self) -> Graph | None:
+        """The graph this model was compiled from (a viewer recompiles it,
+        with another planner).  For a compile at other input shapes than the
+        source graph's (``input_shapes``), the source's copy with them, made
+        when first asked: a decode loop compiles a shape set per step and
+        never asks."""
+        if self._input_shapes:
+            self._graph = self._graph.with_input_shapes(self._input_shapes)
+            self._input_shapes = None
+        return self._graph
+
+    @graph.setter
+    def graph(self, graph: Graph | None) -> None:
+        self._graph = graph
+        self._input_shapes = None
 
     @classmethod
     def _borrowed(cls, handle, owner) -> "CompiledModel":
@@ -432,7 +460,8 @@ class CompiledModel:
 
 def compile(graph: Graph, level: int = 3, disable: Iterable[str] = (), threads: int | None = None,
             planner: str = "greedy_by_size", precision: str = "fp32",
-            weight_cache: WeightCache | None = None) -> CompiledModel:
+            weight_cache: WeightCache | None = None,
+            input_shapes: Mapping[str, Sequence[int]] | None = None) -> CompiledModel:
     """Compile ``graph``: verify, infer shapes, optimise at ``level`` (0 none
     .. 3 all, minus the passes named in ``disable``), plan memory with
     ``planner`` ("greedy_by_size", "greedy_by_first_use", "naive").
@@ -442,10 +471,13 @@ def compile(graph: Graph, level: int = 3, disable: Iterable[str] = (), threads: 
     level 3 only; the CPU (mask) lacking the kernels gives fp32.
     ``model.precision`` says what it got, ``model.compare(ref, feeds)`` the
     error.  ``weight_cache``: a :class:`WeightCache` shared by compiles of
-    the same weights, which then pack each weight once."""
+    the same weights, which then pack each weight once.  ``input_shapes``
+    (input name -> shape): compile as if those inputs had these shapes (as
+    ``graph.with_input_shapes(input_shapes)`` would, without that copy)."""
     if isinstance(disable, str):
         disable = [disable]
-    return CompiledModel(graph, level, disable, threads, planner, precision, weight_cache)
+    return CompiledModel(graph, level, disable, threads, planner, precision, weight_cache,
+                         input_shapes)
 
 
 def set_memory_limit(nbytes: int | None) -> None:

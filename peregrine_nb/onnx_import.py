@@ -681,27 +681,29 @@ class OnnxModel:
                tuple(sorted((k, str(v.dtype), v.shape, v.tobytes()) for k, v in values.items())))
         m = self._cache.pop(key, None)
         if m is None:
-            m = _compile(self._graph_for(dict(key[0]), values), level=self.level,
-                         disable=self.disable, threads=self.threads,
-                         weight_cache=self.weight_cache)
+            graph, input_shapes = self._graph_for(dict(key[0]), values)
+            m = _compile(graph, level=self.level, disable=self.disable, threads=self.threads,
+                         weight_cache=self.weight_cache, input_shapes=input_shapes)
             self.compiles += 1
             while len(self._cache) >= self.cache_size:
                 self._cache.pop(next(iter(self._cache)))
         self._cache[key] = m   # most recently used last
         return m
 
-    def _graph_for(self, shapes: dict, values: dict) -> Graph:
-        """The graph for these shapes: built once, then copied with other
-        input shapes (Graph.with_input_shapes: no rebuild per shape set, a
-        decode loop's every step).  Inputs whose values decide shapes are
-        constants of the graph: those builds are not shared."""
+    def _graph_for(self, shapes: dict, values: dict) -> tuple[Graph, dict | None]:
+        """The graph to compile for these shapes, and the input shapes to
+        compile it at (None: its own).  The graph is built once and compiled
+        at each new shape set as it is (compile's ``input_shapes``: no
+        rebuild, no copy per shape set, a decode loop's every step).  Inputs
+        whose values decide shapes are constants of the graph: those builds
+        are not shared."""
         if values:
-            return self._parsed.build(shapes, values)
+            return self._parsed.build(shapes, values), None
         concrete = self._parsed.resolve_shapes(shapes)
         if self._template is None:
             self._template = self._parsed.build(concrete)
-            return self._template
-        return self._template.with_input_shapes(concrete)
+            return self._template, None
+        return self._template, concrete
 
     def run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
         feeds = {k: np.asarray(v) for k, v in feeds.items()}

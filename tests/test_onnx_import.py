@@ -85,14 +85,17 @@ def test_shape_sets_borrow_one_copy_of_the_weights():
     (Graph.add_initializer(copy=False)) instead of copying them: the arrays
     are read-only and every built graph holds the very same objects, and
     the compiled models still give the reference's answers.  The graph is
-    built from the model once: another shape set copies it with its input
-    shapes (Graph.with_input_shapes), leaving the first as it was."""
+    built from the model once: another shape set compiles it at its input
+    shapes (compile's input_shapes), with no copy of it until its
+    CompiledModel.graph is asked for (Graph.with_input_shapes), leaving the
+    first as it was."""
     model, ref = mlp_model()
     m = OnnxModel(model)
     rng = np.random.default_rng(3)
     for n in (2, 5):
         x = rng.standard_normal((n, 8)).astype(np.float32)
         np.testing.assert_allclose(m.run({"x": x})["y"], ref(x), rtol=1e-5, atol=1e-6)
+    assert [c._input_shapes for c in m._cache.values()] == [None, {"x": (5, 8)}]
     parsed = m._parsed.initializers
     graphs = [c.graph for c in m._cache.values()]
     assert len(graphs) == 2

@@ -44,12 +44,36 @@ void *pg_realloc(void *p, size_t old_size, size_t new_size)
 
 void pg_free(void *p) { free(p); }
 
+void *pg_obj_malloc(size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (p)
+        atomic_fetch_add(&alloc_count, 1);
+    return p;
+}
+
+void *pg_obj_calloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (p)
+        atomic_fetch_add(&alloc_count, 1);
+    return p;
+}
+
+void *pg_obj_realloc(void *p, size_t size)
+{
+    void *q = realloc(p, size ? size : 1);
+    if (q)
+        atomic_fetch_add(&alloc_count, 1);
+    return q;
+}
+
 char *pg_strdup(const char *s)
 {
     if (!s)
         return NULL;
     size_t n = strlen(s) + 1;
-    char *d = pg_malloc(n);
+    char *d = pg_obj_malloc(n);
     if (d)
         memcpy(d, s, n);
     return d;

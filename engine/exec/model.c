@@ -382,7 +382,7 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
     if (!src || !out)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_compile: NULL graph or output");
     *out = NULL;
-    pg_compile_options o = { 3, NULL, 0, NULL, PG_PRECISION_FP32, NULL };
+    pg_compile_options o = { .level = 3, .precision = PG_PRECISION_FP32 };
     if (opts)
         o = *opts;
     if (o.level < 0 || o.level > 3)
@@ -390,6 +390,10 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
     if (o.precision < PG_PRECISION_FP32 || o.precision > PG_PRECISION_INT8_DYNAMIC)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_compile: precision %d is not fp32 (0), bf16 (1) "
                        "or int8-dynamic (2)", o.precision);
+    if (o.n_input_shapes < 0 || (o.n_input_shapes > 0 && (!o.input_shape_names ||
+                                                          !o.input_shape_ranks || !o.input_shape_dims)))
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_compile: %d input shapes without their names, "
+                       "ranks and dims", o.n_input_shapes);
     pg_model *m = pg_calloc(1, sizeof *m);
     if (!m)
         return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
@@ -405,6 +409,10 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
         goto fail;
     }
     m->g->precision = o.precision;
+    for (int i = 0; i < o.n_input_shapes; i++)
+        if ((st = pg_graph_set_input_shape(m->g, o.input_shape_names[i], o.input_shape_ranks[i],
+                                           o.input_shape_dims[i])))
+            goto fail;
     if (o.weight_cache)
         key_lent_consts(m->g, o.weight_cache);
     if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))

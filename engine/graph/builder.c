@@ -80,7 +80,7 @@ pg_status pg_graph_add_input(pg_graph *g, const char *name, pg_dtype dtype, int 
     }
     if (g->n_inputs == g->cap_inputs) {   /* doubling: many inputs stay linear */
         int n = g->cap_inputs ? 2 * g->cap_inputs : 8;
-        int *p = pg_realloc(g->inputs, sizeof(int) * (size_t)g->cap_inputs, sizeof(int) * (size_t)n);
+        int *p = pg_obj_realloc(g->inputs, sizeof(int) * (size_t)n);
         if (!p)
             return pg_fail(PG_ERR_NOMEM, "out of memory");
         g->inputs = p;

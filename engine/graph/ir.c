@@ -49,7 +49,7 @@ static int grow(void **arr, int *cap, int need, size_t elem)
     int nc = *cap ? *cap * 2 : 16;
     while (nc < need)
         nc *= 2;
-    void *p = pg_realloc(*arr, (size_t)*cap * elem, (size_t)nc * elem);
+    void *p = pg_obj_realloc(*arr, (size_t)nc * elem);
     if (!p)
         return -1;
     *arr = p;
@@ -61,7 +61,7 @@ static int grow(void **arr, int *cap, int need, size_t elem)
 
 pg_graph *pg_ir_new(void)
 {
-    pg_graph *g = pg_calloc(1, sizeof *g);
+    pg_graph *g = pg_obj_calloc(1, sizeof *g);
     if (!g)
         pg_fail(PG_ERR_NOMEM, "out of memory creating a graph");
     return g;
@@ -121,11 +121,22 @@ void pg_ir_free(pg_graph *g)
     pg_free(g);
 }
 
+/* a copy of a buffer (aligned: kernels may read it), of a record (not) */
 static void *dup_bytes(const void *p, size_t n)
 {
     if (!p)
         return NULL;
     void *d = pg_malloc(n);
+    if (d)
+        memcpy(d, p, n);
+    return d;
+}
+
+static void *dup_obj(const void *p, size_t n)
+{
+    if (!p)
+        return NULL;
+    void *d = pg_obj_malloc(n);
     if (d)
         memcpy(d, p, n);
     return d;
@@ -144,7 +155,7 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
         grow((void **)&c->inputs, &c->cap_inputs, g->n_inputs, sizeof(int)) ||
         grow((void **)&c->outputs, &c->cap_outputs, g->n_outputs, sizeof(int)))
         goto oom;
-    c->output_names = pg_calloc((size_t)(c->cap_outputs ? c->cap_outputs : 1), sizeof(char *));
+    c->output_names = pg_obj_calloc((size_t)(c->cap_outputs ? c->cap_outputs : 1), sizeof(char *));
     if (!c->output_names)
         goto oom;
     c->n_tensors = g->n_tensors;
@@ -155,7 +166,7 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
         c->tensors[i] = NULL;
         if (!t)
             continue;
-        pg_tensor *d = pg_malloc(sizeof *d);
+        pg_tensor *d = pg_obj_malloc(sizeof *d);
         if (!d)
             goto oom;
         *d = *t;
@@ -166,15 +177,17 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
         d->data_borrowed = keep ? borrowed : 0;
         d->known = NULL;
         d->pass_data = NULL;
-        d->users = t->n_users ? dup_bytes(t->users, sizeof(int) * (size_t)t->n_users) : NULL;
+        d->users = t->n_users ? dup_obj(t->users, sizeof(int) * (size_t)t->n_users) : NULL;
         d->cap_users = t->n_users;
         c->tensors[i] = d;
         if (!d->name || (t->data && !d->data) || (t->n_users && !d->users) ||
             pg_namemap_put(&c->tensor_names, d->name, i))
             goto oom;
         if (t->known) {
-            size_t kb = (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype);
+            size_t kb = t->known_bytes ? t->known_bytes
+                                       : (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype);
             d->known = dup_bytes(t->known, kb);
+            d->known_bytes = kb;
             if (!d->known)
                 goto oom;
         }
@@ -184,7 +197,7 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
         c->nodes[i] = NULL;
         if (!n)
             continue;
-        pg_node *d = pg_calloc(1, sizeof *d);
+        pg_node *d = pg_obj_calloc(1, sizeof *d);
         if (!d)
             goto oom;
         c->nodes[i] = d;
@@ -194,13 +207,13 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
         d->op_type = pg_strdup(n->op_type);
         d->n_inputs = n->n_inputs;
         d->n_outputs = n->n_outputs;
-        d->inputs = dup_bytes(n->inputs, sizeof(int) * (size_t)n->n_inputs);
-        d->outputs = dup_bytes(n->outputs, sizeof(int) * (size_t)n->n_outputs);
+        d->inputs = dup_obj(n->inputs, sizeof(int) * (size_t)n->n_inputs);
+        d->outputs = dup_obj(n->outputs, sizeof(int) * (size_t)n->n_outputs);
         if (!d->name || !d->op_type || (n->n_inputs && !d->inputs) || !d->outputs ||
             pg_namemap_put(&c->node_names, d->name, i))
             goto oom;
         if (n->n_attrs) {
-            d->attrs = pg_calloc((size_t)n->n_attrs, sizeof(pg_attr));
+            d->attrs = pg_obj_calloc((size_t)n->n_attrs, sizeof(pg_attr));
             if (!d->attrs)
                 goto oom;
             d->n_attrs = n->n_attrs;
@@ -209,8 +222,8 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
                 pg_attr *b = &d->attrs[k];
                 *b = *a;
                 b->name = pg_strdup(a->name);
-                b->ints = dup_bytes(a->ints, sizeof(int64_t) * (size_t)a->n);
-                b->floats = dup_bytes(a->floats, sizeof(float) * (size_t)a->n);
+                b->ints = dup_obj(a->ints, sizeof(int64_t) * (size_t)a->n);
+                b->floats = dup_obj(a->floats, sizeof(float) * (size_t)a->n);
                 b->s = pg_strdup(a->s);
             }
         }
@@ -346,7 +359,7 @@ int pg_ir_add_tensor(pg_graph *g, const char *name, pg_dtype dt, int rank, const
         name = pg_ir_unique_name(g, "t", buf, sizeof buf);
     if (grow((void **)&g->tensors, &g->cap_tensors, g->n_tensors + 1, sizeof(pg_tensor *)))
         return pg_fail(PG_ERR_NOMEM, "out of memory adding tensor '%s'", name), -1;
-    pg_tensor *t = pg_calloc(1, sizeof *t);
+    pg_tensor *t = pg_obj_calloc(1, sizeof *t);
     if (!t || !(t->name = pg_strdup(name))) {
         pg_free(t);
         return pg_fail(PG_ERR_NOMEM, "out of memory adding tensor '%s'", name), -1;
@@ -454,9 +467,8 @@ pg_status pg_ir_add_graph_output(pg_graph *g, int t, const char *name)
 {
     if (grow((void **)&g->outputs, &g->cap_outputs, g->n_outputs + 1, sizeof(int)))
         return pg_fail(PG_ERR_NOMEM, "out of memory");
-    int cap = g->n_outputs;   /* output_names grows with outputs */
-    char **q = pg_realloc(g->output_names, sizeof(char *) * (size_t)cap,
-                          sizeof(char *) * (size_t)g->cap_outputs);
+    /* output_names grows with outputs */
+    char **q = pg_obj_realloc(g->output_names, sizeof(char *) * (size_t)g->cap_outputs);
     if (!q)
         return pg_fail(PG_ERR_NOMEM, "out of memory");
     g->output_names = q;
@@ -496,6 +508,34 @@ pg_status pg_ir_remove_tensor(pg_graph *g, int t)
     free_tensor(tt);
     g->tensors[t] = NULL;
     return PG_OK;
+}
+
+int pg_ir_remove_unread_consts(pg_graph *g, const char *drop)
+{
+    char *read = pg_obj_calloc((size_t)g->n_tensors + 1, 1);
+    if (!read)
+        return 0;   /* nothing removed: only memory is lost */
+    PG_IR_FOR_NODES(g, n) {
+        for (int i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] >= 0)
+                read[n->inputs[i]] = 1;
+        for (int i = 0; i < n->n_attrs; i++)
+            if (n->attrs[i].type == PG_ATTR_TENSOR && n->attrs[i].tensor >= 0 &&
+                n->attrs[i].tensor < g->n_tensors)
+                read[n->attrs[i].tensor] = 1;
+    }
+    int removed = 0;
+    PG_IR_FOR_TENSORS(g, t) {
+        if (!drop[t->id] || read[t->id] || !t->is_const || t->is_input || t->n_output_refs ||
+            t->producer >= 0)
+            continue;
+        pg_namemap_del(&g->tensor_names, t->name, t->id);
+        g->tensors[t->id] = NULL;
+        free_tensor(t);
+        removed++;
+    }
+    pg_free(read);
+    return removed;
 }
 
 /* ---- nodes --------------------------------------------------------------- */
@@ -546,13 +586,13 @@ int pg_ir_add_node(pg_graph *g, const char *op_type, const char *name,
     }
     if (grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof(pg_node *)))
         return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
-    pg_node *n = pg_calloc(1, sizeof *n);
+    pg_node *n = pg_obj_calloc(1, sizeof *n);
     if (!n)
         return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
     n->name = pg_strdup(name);
     n->op_type = pg_strdup(op_type);
-    n->inputs = pg_malloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
-    n->outputs = pg_malloc(sizeof(int) * (size_t)n_outputs);
+    n->inputs = pg_obj_malloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
+    n->outputs = pg_obj_malloc(sizeof(int) * (size_t)n_outputs);
     if (!n->name || !n->op_type || !n->inputs || !n->outputs) {
         free_node(n);
         return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
@@ -712,9 +752,9 @@ pg_status pg_ir_topo_order(const pg_graph *g, int *order, int *n_out)
      * where it can).  Two heaps make it O((V + E) log V). */
     int nn = g->n_nodes, count = 0, live = 0;
     size_t cap = (size_t)(nn ? nn : 1);
-    int *pending = pg_calloc(cap, sizeof(int));
-    id_heap cur = { pg_malloc(cap * sizeof(int)), 0 }, next = { pg_malloc(cap * sizeof(int)), 0 };
-    char *placed = pg_calloc(cap, 1);
+    int *pending = pg_obj_calloc(cap, sizeof(int));
+    id_heap cur = { pg_obj_malloc(cap * sizeof(int)), 0 }, next = { pg_obj_malloc(cap * sizeof(int)), 0 };
+    char *placed = pg_obj_calloc(cap, 1);
     pg_status st = PG_OK;
     if (!pending || !cur.a || !next.a || !placed) {
         st = pg_fail(PG_ERR_NOMEM, "out of memory ordering the graph");
@@ -768,9 +808,9 @@ int pg_ir_remove_dead(pg_graph *g)
     /* a worklist of nodes none of whose outputs is read or a graph output:
      * removing one may leave its inputs' producers unread in turn */
     int removed = 0, nw = 0;
-    int *work = pg_malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
-    char *mark = pg_calloc((size_t)(g->n_tensors + 1), 1);
-    char *queued = pg_calloc((size_t)(g->n_nodes + 1), 1);   /* each node joins once */
+    int *work = pg_obj_malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
+    char *mark = pg_obj_calloc((size_t)(g->n_tensors + 1), 1);
+    char *queued = pg_obj_calloc((size_t)(g->n_nodes + 1), 1);   /* each node joins once */
     if (!work || !mark || !queued) {
         pg_free(work);
         pg_free(mark);
@@ -836,8 +876,7 @@ static pg_attr *attr_slot(pg_node *n, const char *name)
             n->attrs[i].name = pg_strdup(name);
             return n->attrs[i].name ? &n->attrs[i] : NULL;
         }
-    pg_attr *na = pg_realloc(n->attrs, sizeof(pg_attr) * (size_t)n->n_attrs,
-                             sizeof(pg_attr) * (size_t)(n->n_attrs + 1));
+    pg_attr *na = pg_obj_realloc(n->attrs, sizeof(pg_attr) * (size_t)(n->n_attrs + 1));
     if (!na)
         return NULL;
     n->attrs = na;
@@ -875,7 +914,7 @@ pg_status pg_ir_set_attr_ints(pg_node *n, const char *name, const int64_t *v, in
     pg_attr *a = attr_slot(n, name);
     if (!a) return ATTR_OOM();
     a->type = PG_ATTR_INTS;
-    a->ints = pg_malloc(sizeof(int64_t) * (size_t)(count > 0 ? count : 1));
+    a->ints = pg_obj_malloc(sizeof(int64_t) * (size_t)(count > 0 ? count : 1));
     if (!a->ints) return ATTR_OOM();
     if (count > 0)
         memcpy(a->ints, v, sizeof(int64_t) * (size_t)count);
@@ -888,7 +927,7 @@ pg_status pg_ir_set_attr_floats(pg_node *n, const char *name, const float *v, in
     pg_attr *a = attr_slot(n, name);
     if (!a) return ATTR_OOM();
     a->type = PG_ATTR_FLOATS;
-    a->floats = pg_malloc(sizeof(float) * (size_t)(count > 0 ? count : 1));
+    a->floats = pg_obj_malloc(sizeof(float) * (size_t)(count > 0 ? count : 1));
     if (!a->floats) return ATTR_OOM();
     if (count > 0)
         memcpy(a->floats, v, sizeof(float) * (size_t)count);

@@ -176,6 +176,7 @@ typedef struct pg_tensor {
      * so that Reshape/Expand/Slice/ConstantOfShape get static shapes even at
      * level 0.  Owned; NULL when not known.  Never used by the executor. */
     void     *known;
+    size_t    known_bytes;           /* its block's size (re-inference reuses it) */
     void     *pass_data;             /* scratch for a pass; not owned, not copied */
     /* Readers: one node id per input slot that reads this tensor,
      * ascending (a node reading it twice appears twice).  Owned; kept by
@@ -289,6 +290,11 @@ const char *pg_ir_unique_name(pg_graph *g, const char *prefix, char *buf, size_t
 /* Removes a tensor that no live node reads or writes and that is not a
  * graph input/output. */
 pg_status pg_ir_remove_tensor(pg_graph *g, int t);
+/* Removes the constants marked in drop[] (n_tensors entries) that no node
+ * reads, as an input or as an attribute's value, and that are not graph
+ * outputs: one pass over the graph for all of them (pg_ir_remove_tensor
+ * scans every node's attributes for each).  Returns how many went. */
+int       pg_ir_remove_unread_consts(pg_graph *g, const char *drop);
 /* Sets shape and row-major strides (rank <= PG_MAX_RANK). */
 void      pg_ir_set_shape(pg_tensor *t, int rank, const int64_t *shape);
 int64_t   pg_tensor_numel(const pg_tensor *t);   /* -1 if any dim unknown */

@@ -31,8 +31,8 @@ int pg_namemap_get(const pg_namemap *m, const char *name)
 static int grow(pg_namemap *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
-    const char **keys = pg_calloc(cap, sizeof *keys);
-    int *vals = pg_malloc(cap * sizeof *vals);
+    const char **keys = pg_obj_calloc(cap, sizeof *keys);
+    int *vals = pg_obj_malloc(cap * sizeof *vals);
     if (!keys || !vals) {
         pg_free(keys);
         pg_free(vals);

@@ -33,13 +33,36 @@ pg_status pg_infer_fail(pg_infer_ctx *c, pg_status st, const char *fmt, ...)
     return pg_fail(st, "node '%s' (%s): %s", c->n->name, c->n->op_type, msg);
 }
 
+/* Digits by hand, not snprintf: the checks format their operands' shapes
+ * before they know whether they fail, thousands of times a compile, and
+ * snprintf made that a third of a GPT-2 recompile's time (a decode loop's
+ * every step).  Cut short, the string ends where it fits. */
 void pg_infer_shape_str(const pg_tensor *t, char *buf, size_t cap)
 {
-    size_t o = (size_t)snprintf(buf, cap, "[");
-    for (int i = 0; i < t->rank && o < cap; i++)
-        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)t->shape[i]);
-    if (o < cap)
-        snprintf(buf + o, cap - o, "]");
+    char tmp[24 * PG_MAX_RANK + 4];
+    size_t o = 0;
+    tmp[o++] = '[';
+    for (int i = 0; i < t->rank && i < PG_MAX_RANK; i++) {
+        if (i)
+            tmp[o++] = ',';
+        long long v = t->shape[i];
+        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+        char digits[24];
+        int n = 0;
+        do
+            digits[n++] = (char)('0' + u % 10);
+        while (u /= 10);
+        if (v < 0)
+            tmp[o++] = '-';
+        while (n)
+            tmp[o++] = digits[--n];
+    }
+    tmp[o++] = ']';
+    if (!cap)
+        return;
+    size_t len = o < cap - 1 ? o : cap - 1;
+    memcpy(buf, tmp, len);
+    buf[len] = 0;
 }
 
 const void *pg_infer_value(const pg_tensor *t)
@@ -875,10 +898,17 @@ static pg_status compute_known(pg_infer_ctx *c, const pg_opdef *d)
         return PG_OK;
     for (int i = 0; i < n->n_outputs; i++) {
         pg_tensor *t = out_t(c, i);
-        pg_free(t->known);
-        t->known = pg_calloc(1, (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype) + 1);
+        /* a re-inference (after each pass that changed the graph) finds the
+         * value's block of the last one, of the same size: written again */
+        size_t kb = (size_t)pg_tensor_numel(t) * pg_dtype_size(t->dtype) + 1;
+        if (!t->known || t->known_bytes != kb) {
+            pg_free(t->known);
+            t->known = pg_malloc(kb);
+            t->known_bytes = t->known ? kb : 0;
+        }
         if (!t->known)
             return FAIL(PG_ERR_NOMEM, "out of memory");
+        memset(t->known, 0, kb);
         y[i] = t->known;
         outs[i] = t;
     }
@@ -927,7 +957,6 @@ static pg_status check_size(const pg_tensor *t, pg_infer_ctx *c)
     for (int d = 0; d < t->rank; d++)
         if (t->shape[d] < 0)
             return PG_OK;   /* not known yet */
-    pg_infer_shape_str(t, shape, sizeof shape);
     /* the extent of its nonzero dims too: an empty tensor whose other dims
      * pass 2^63 bytes is no array a caller can hold (numpy refuses it) */
     int64_t ext[PG_MAX_RANK];
@@ -936,6 +965,7 @@ static pg_status check_size(const pg_tensor *t, pg_infer_ctx *c)
     if (pg_shape_bytes(t->rank, t->shape, pg_dtype_size(t->dtype), &bytes) ||
         (t->rank <= PG_MAX_RANK &&
          (pg_shape_bytes(t->rank, ext, pg_dtype_size(t->dtype), &bytes_ext) || bytes_ext > (uint64_t)INT64_MAX))) {
+        pg_infer_shape_str(t, shape, sizeof shape);
         if (c)
             return FAIL(PG_ERR_SHAPE, "output '%s' %s has more bytes (or, empty, its other dims span more) "
                         "than a signed 64-bit count holds", t->name, shape);
@@ -943,6 +973,7 @@ static pg_status check_size(const pg_tensor *t, pg_infer_ctx *c)
                        "a signed 64-bit count holds", t->name, shape);
     }
     if (bytes > limit) {
+        pg_infer_shape_str(t, shape, sizeof shape);
         if (c)
             return FAIL(PG_ERR_SHAPE, "output '%s' %s would take %llu bytes, above the memory limit "
                         "of %llu (pg_set_memory_limit)", t->name, shape, (unsigned long long)bytes,
@@ -962,7 +993,7 @@ pg_status pg_ir_infer_shapes(pg_graph *g)
             if (st)
                 return st;
         }
-    int *order = pg_malloc(sizeof(int) * (size_t)(g->n_nodes + 1)), n = 0;
+    int *order = pg_obj_malloc(sizeof(int) * (size_t)(g->n_nodes + 1)), n = 0;
     if (!order)
         return pg_fail(PG_ERR_NOMEM, "out of memory");
     pg_status st = pg_ir_topo_order(g, order, &n);

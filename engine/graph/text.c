@@ -34,7 +34,7 @@ static void put(sbuf *b, const char *fmt, ...)
             return;
         }
         size_t nc = b->cap * 2 + (size_t)n;
-        char *p = pg_realloc(b->s, b->cap, nc);
+        char *p = pg_obj_realloc(b->s, nc);
         if (!p) {
             b->oom = 1;
             return;
@@ -83,11 +83,11 @@ static void put_attr(sbuf *b, const pg_attr *a)
 
 char *pg_ir_to_text(const pg_graph *g)
 {
-    sbuf b = { pg_malloc(4096), 0, 4096, 0 };
+    sbuf b = { pg_obj_malloc(4096), 0, 4096, 0 };
     if (!b.s)
         return NULL;
     b.s[0] = 0;
-    int *order = pg_malloc(sizeof(int) * (size_t)(g->n_nodes + 1)), n = 0;
+    int *order = pg_obj_malloc(sizeof(int) * (size_t)(g->n_nodes + 1)), n = 0;
     if (!order) {
         pg_free(b.s);
         return NULL;

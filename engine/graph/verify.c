@@ -43,7 +43,7 @@ pg_status pg_ir_verify(const pg_graph *g)
     }
     if (g->n_outputs == 0)
         return pg_fail(PG_ERR_GRAPH, "the graph has no outputs");
-    int *order = pg_malloc(sizeof(int) * (size_t)(g->n_nodes + 1)), n = 0;
+    int *order = pg_obj_malloc(sizeof(int) * (size_t)(g->n_nodes + 1)), n = 0;
     if (!order)
         return pg_fail(PG_ERR_NOMEM, "out of memory");
     pg_status st = pg_ir_topo_order(g, order, &n);

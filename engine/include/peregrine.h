@@ -266,6 +266,15 @@ typedef struct pg_compile_options {
                                  (level 3), activations converted at each product's input;
                                  where the CPU (mask) has no such kernel, fp32 */
     pg_weight_cache *weight_cache; /* or NULL: see pg_weight_cache_new */
+    /* Inputs compiled at other shapes than the graph's (n_input_shapes 0:
+     * none), as pg_graph_set_input_shape would set them on a copy: one
+     * graph serves every shape set of a model (a decode loop's growing
+     * past) without a copy of it per shape set.  Their names, ranks and
+     * dims. */
+    int n_input_shapes;
+    const char *const *input_shape_names;
+    const int *input_shape_ranks;
+    const int64_t *const *input_shape_dims;
 } pg_compile_options;
 
 /* A cache of the weights compiles have packed, for compiling one model's

@@ -178,23 +178,12 @@ static pg_status parse_disabled(const char *csv, int *off)
  * nodes, so no note; they only cost memory. */
 static void drop_unused_constants(pg_graph *g)
 {
-    char *used = calloc((size_t)(g->n_tensors + 1), 1);
-    if (!used)
+    char *all = malloc((size_t)g->n_tensors + 1);
+    if (!all)
         return;   /* only memory is lost */
-    PG_IR_FOR_NODES(g, n) {
-        for (int i = 0; i < n->n_inputs; i++)
-            if (n->inputs[i] >= 0)
-                used[n->inputs[i]] = 1;
-        for (int i = 0; i < n->n_attrs; i++)
-            if (n->attrs[i].type == PG_ATTR_TENSOR && n->attrs[i].tensor >= 0)
-                used[n->attrs[i].tensor] = 1;
-    }
-    for (int i = 0; i < g->n_outputs; i++)
-        used[g->outputs[i]] = 1;
-    PG_IR_FOR_TENSORS(g, t)
-        if (t->is_const && !t->is_input && !used[t->id] && t->producer < 0)
-            pg_ir_remove_tensor(g, t->id);
-    free(used);
+    memset(all, 1, (size_t)g->n_tensors + 1);
+    pg_ir_remove_unread_consts(g, all);
+    free(all);
 }
 
 pg_status pg_passes_run(pg_graph *g, int level, const char *disabled_csv, pg_pass_log *log)

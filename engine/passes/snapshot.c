@@ -292,14 +292,19 @@ void pg_snap_add_change(pg_pass_log *log, pg_snap_pass *p, int kind, const char 
     }
     pg_snap_change *c = &p->changes[p->n_changes];
     c->kind = kind;
-    c->node = strdup(node ? node : "");
-    c->op = strdup(op ? op : "");
-    c->reason = strdup(reason ? reason : "");
-    if (!c->node || !c->op || !c->reason) {
-        free(c->node); free(c->op); free(c->reason);
+    /* the three strings in one block, owned by node (a pass log holds
+     * hundreds of changes per compile) */
+    node = node ? node : "", op = op ? op : "", reason = reason ? reason : "";
+    size_t ln = strlen(node) + 1, lo = strlen(op) + 1, lr = strlen(reason) + 1;
+    if (!(c->node = malloc(ln + lo + lr))) {
         log->oom = 1;
         return;
     }
+    c->op = c->node + ln;
+    c->reason = c->op + lo;
+    memcpy(c->node, node, ln);
+    memcpy(c->op, op, lo);
+    memcpy(c->reason, reason, lr);
     p->n_changes++;
 }
 
@@ -331,11 +336,8 @@ void pg_snap_clear(pg_pass_log *log)
     for (int i = 0; i < log->n; i++) {
         pg_snap_pass *p = &log->passes[i];
         free_nodes(p);
-        for (int j = 0; j < p->n_changes; j++) {
-            free(p->changes[j].node);
-            free(p->changes[j].op);
-            free(p->changes[j].reason);
-        }
+        for (int j = 0; j < p->n_changes; j++)
+            free(p->changes[j].node);   /* op and reason are in its block */
         free(p->changes);
     }
     free(log->passes);

@@ -24,7 +24,7 @@ typedef struct pg_snap_node {
 
 typedef struct pg_snap_change {
     int   kind;                   /* PG_PASS_ADDED / REMOVED / REWRITTEN */
-    char *node, *op, *reason;
+    char *node, *op, *reason;   /* one block, owned by node */
 } pg_snap_change;
 
 typedef struct pg_snap_pass {

@@ -10,7 +10,8 @@
  * pg_graph_copy + pg_graph_set_input_shape: a checked graph copied with
  * another batch compiles for it, reads the lent weight in place like the
  * original, and leaves the original as it was; a shape for a name that is
- * not an input is refused by name. */
+ * not an input is refused by name.  pg_compile_options.input_shapes does
+ * the same on the original, leaving it at its own shapes. */
 #include <stdint.h>
 #include <string.h>
 
@@ -154,6 +155,34 @@ int main(void)
     float y1[N];
     run(m1, x, y1);
     CHECK(memcmp(y1, want, sizeof want) == 0, "the original after the copy runs wrong");
+    /* the same through pg_compile_options.input_shapes, on the original
+     * itself: no copy, the original left at batch 1 (m1 above is compiled
+     * after it) */
+    const char *xname[1] = { "x" };
+    int xrank[1] = { 2 };
+    const int64_t *xdims[1] = { x3 };
+    pg_compile_options at3 = { .level = 3, .n_input_shapes = 1, .input_shape_names = xname,
+                               .input_shape_ranks = xrank, .input_shape_dims = xdims };
+    pg_model *m3b;
+    OK(pg_compile(g, &at3, &m3b));
+    OK(pg_model_run(m3b, 1, xn, xdat, xr, xs));
+    pg_tensor_info o3b;
+    OK(pg_model_output_info(m3b, 0, &o3b));
+    CHECK(o3b.rank == 2 && o3b.dims[0] == 3 && memcmp(o3b.data, o3.data, sizeof(float) * 3 * N) == 0,
+          "compiled at batch 3 by its options: [%lld, ...], or other values than the copy's",
+          (long long)o3b.dims[0]);
+    pg_model_free(m3b);
+    OK(pg_graph_check(g));
+    CHECK(pg_ir_find_tensor(g, "y") >= 0 && g->tensors[pg_ir_find_tensor(g, "y")]->shape[0] == 1,
+          "the original's output is no longer batch 1 after a compile at batch 3");
+    const char *bad[1] = { "nope" };
+    at3.input_shape_names = bad;
+    st = pg_compile(g, &at3, &m3b);
+    CHECK(st == PG_ERR_INVALID_ARG && strstr(pg_last_error(), "'nope' is not an input"),
+          "an input shape for a name that is not an input: %s, '%s'", pg_status_name(st),
+          pg_last_error());
+    at3.input_shape_names = NULL;
+    CHECK(pg_compile(g, &at3, &m3b) == PG_ERR_INVALID_ARG, "input shapes without names not refused");
     st = pg_graph_set_input_shape(g3, "w", 2, x3);
     CHECK(st == PG_ERR_INVALID_ARG && strstr(pg_last_error(), "'w' is not an input"),
           "a shape for a weight: %s, '%s'", pg_status_name(st), pg_last_error());
