@@ -409,6 +409,7 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
         goto fail;
     }
     m->g->precision = o.precision;
+    m->g->topo_keep = 1;   /* the compile's own graph: one ordering per change */
     for (int i = 0; i < o.n_input_shapes; i++)
         if ((st = pg_graph_set_input_shape(m->g, o.input_shape_names[i], o.input_shape_ranks[i],
                                            o.input_shape_dims[i])))
@@ -431,6 +432,7 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
         (st = pg_model_bind_and_plan(m, o.planner)))
         goto fail;
     m->g->weight_cache = NULL;   /* the model may outlive the cache */
+    m->g->topo_keep = 0;         /* the model's graph may be read from several threads */
     m->text = pg_ir_to_text(m->g);
     *out = m;
     return PG_OK;

@@ -118,6 +118,7 @@ void pg_ir_free(pg_graph *g)
     pg_free(g->output_names);
     pg_namemap_free(&g->tensor_names);
     pg_namemap_free(&g->node_names);
+    pg_free(g->topo_kept);
     pg_free(g);
 }
 
@@ -140,6 +141,18 @@ static void *dup_obj(const void *p, size_t n)
     if (d)
         memcpy(d, p, n);
     return d;
+}
+
+static const char *tensor_name_of(void *g, int id)
+{
+    const pg_graph *c = g;
+    return id >= 0 && id < c->n_tensors && c->tensors[id] ? c->tensors[id]->name : NULL;
+}
+
+static const char *node_name_of(void *g, int id)
+{
+    const pg_graph *c = g;
+    return id >= 0 && id < c->n_nodes && c->nodes[id] ? c->nodes[id]->name : NULL;
 }
 
 /* What a clone does with g's borrowed constants: copies them (0), lends
@@ -180,8 +193,7 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
         d->users = t->n_users ? dup_obj(t->users, sizeof(int) * (size_t)t->n_users) : NULL;
         d->cap_users = t->n_users;
         c->tensors[i] = d;
-        if (!d->name || (t->data && !d->data) || (t->n_users && !d->users) ||
-            pg_namemap_put(&c->tensor_names, d->name, i))
+        if (!d->name || (t->data && !d->data) || (t->n_users && !d->users))
             goto oom;
         if (t->known) {
             size_t kb = t->known_bytes ? t->known_bytes
@@ -209,8 +221,7 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
         d->n_outputs = n->n_outputs;
         d->inputs = dup_obj(n->inputs, sizeof(int) * (size_t)n->n_inputs);
         d->outputs = dup_obj(n->outputs, sizeof(int) * (size_t)n->n_outputs);
-        if (!d->name || !d->op_type || (n->n_inputs && !d->inputs) || !d->outputs ||
-            pg_namemap_put(&c->node_names, d->name, i))
+        if (!d->name || !d->op_type || (n->n_inputs && !d->inputs) || !d->outputs)
             goto oom;
         if (n->n_attrs) {
             d->attrs = pg_obj_calloc((size_t)n->n_attrs, sizeof(pg_attr));
@@ -228,6 +239,10 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
             }
         }
     }
+    /* the name tables slot for slot, over the copy's strings */
+    if (pg_namemap_copy(&c->tensor_names, &g->tensor_names, tensor_name_of, c) ||
+        pg_namemap_copy(&c->node_names, &g->node_names, node_name_of, c))
+        goto oom;
     c->n_inputs = g->n_inputs;
     c->n_outputs = g->n_outputs;
     for (int i = 0; i < g->n_inputs; i++)
@@ -620,6 +635,7 @@ int pg_ir_add_node(pg_graph *g, const char *op_type, const char *name,
     g->nodes[g->n_nodes++] = n;
     for (int i = 0; i < n_outputs; i++)
         g->tensors[outputs[i]]->producer = n->id;
+    g->topo_gen++;
     return n->id;
 }
 
@@ -639,6 +655,7 @@ void pg_ir_remove_node(pg_graph *g, int node)
     pg_namemap_del(&g->node_names, n->name, node);
     free_node(n);
     g->nodes[node] = NULL;
+    g->topo_gen++;
 }
 
 pg_status pg_ir_rewire(pg_graph *g, int from, int to)
@@ -684,6 +701,7 @@ pg_status pg_ir_set_input(pg_graph *g, int node, int slot, int tensor)
     if (old >= 0 && g->tensors[old])
         users_del(g->tensors[old], node);
     n->inputs[slot] = tensor;
+    g->topo_gen++;
     return PG_OK;
 }
 
@@ -750,6 +768,11 @@ pg_status pg_ir_topo_order(const pg_graph *g, int *order, int *n_out)
      * sweep, one made ready by a larger id waits for the next (the order
      * repeated id-order scans would give: stable, following insertion order
      * where it can).  Two heaps make it O((V + E) log V). */
+    if (g->topo_keep && g->topo_kept && g->topo_kept_gen == g->topo_gen) {
+        memcpy(order, g->topo_kept, sizeof(int) * (size_t)g->topo_kept_n);
+        *n_out = g->topo_kept_n;
+        return PG_OK;
+    }
     int nn = g->n_nodes, count = 0, live = 0;
     size_t cap = (size_t)(nn ? nn : 1);
     int *pending = pg_obj_calloc(cap, sizeof(int));
@@ -793,6 +816,18 @@ pg_status pg_ir_topo_order(const pg_graph *g, int *order, int *n_out)
                 bad = n;
         st = pg_fail(PG_ERR_GRAPH, "the graph has a cycle through node '%s' (%s)",
                      bad->name, bad->op_type);
+    }
+    if (st == PG_OK && g->topo_keep) {
+        /* kept for the next call while the wiring stays as it is (the
+         * graph's owner set topo_keep: no other thread reads it) */
+        pg_graph *w = (pg_graph *)g;
+        int *k = pg_obj_realloc(w->topo_kept, sizeof(int) * cap);
+        if (k) {
+            memcpy(k, order, sizeof(int) * (size_t)count);
+            w->topo_kept = k;
+            w->topo_kept_n = count;
+            w->topo_kept_gen = g->topo_gen;
+        }
     }
 done:
     pg_free(placed);

@@ -233,6 +233,14 @@ struct pg_graph {
     int         precision; /* compile option PG_PRECISION_* (pass_lowp.c reads it) */
     pg_weight_cache *weight_cache; /* compile option, during pg_compile only (pass_prepack.c) */
     pg_namemap  tensor_names, node_names;  /* name -> id (namemap.h) */
+    /* pg_ir_topo_order's last ordering, kept while topo_keep is set (by
+     * pg_compile, on the graph it alone owns): verification, shape
+     * inference and the pass log's snapshot after a pass share one.  Every
+     * change of the nodes' wiring (pg_ir_add_node, _remove_node,
+     * _set_input, and _rewire through it) counts in topo_gen. */
+    int         topo_keep;
+    uint64_t    topo_gen, topo_kept_gen;
+    int        *topo_kept; int topo_kept_n;             /* NULL: none kept */
 };
 
 #define PG_IR_FOR_NODES(g, n)                                                  \

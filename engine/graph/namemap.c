@@ -59,6 +59,31 @@ static int grow(pg_namemap *m)
     return 0;
 }
 
+int pg_namemap_copy(pg_namemap *dst, const pg_namemap *src,
+                    const char *(*name_of)(void *ctx, int id), void *ctx)
+{
+    *dst = (pg_namemap){ 0 };
+    if (!src->cap)
+        return 0;
+    const char **keys = pg_obj_malloc(src->cap * sizeof *keys);
+    int *vals = pg_obj_malloc(src->cap * sizeof *vals);
+    if (!keys || !vals)
+        goto fail;
+    for (size_t i = 0; i < src->cap; i++) {
+        const char *k = src->keys[i];
+        keys[i] = k && k != GONE ? name_of(ctx, src->vals[i]) : k;
+        if (k && k != GONE && !keys[i])
+            goto fail;
+    }
+    memcpy(vals, src->vals, src->cap * sizeof *vals);
+    *dst = (pg_namemap){ keys, vals, src->cap, src->used };
+    return 0;
+fail:
+    pg_free(keys);
+    pg_free(vals);
+    return -1;
+}
+
 int pg_namemap_put(pg_namemap *m, const char *name, int id)
 {
     if ((m->used + 1) * 4 >= m->cap * 3 && grow(m))

@@ -24,5 +24,11 @@ int  pg_namemap_put(pg_namemap *m, const char *name, int id);
  * its own entry). */
 void pg_namemap_del(pg_namemap *m, const char *name, int id);
 void pg_namemap_free(pg_namemap *m);
+/* dst (empty) as a copy of src, slot for slot, with each key replaced by
+ * name_of(ctx, its id): a cloned graph's table over its own strings,
+ * without hashing a name again.  -1 when out of memory, or when name_of
+ * gives NULL for an id (dst is then left empty). */
+int  pg_namemap_copy(pg_namemap *dst, const pg_namemap *src,
+                     const char *(*name_of)(void *ctx, int id), void *ctx);
 
 #endif

@@ -38,6 +38,7 @@ typedef struct pg_snap_pass {
     int    n_changes, cap_changes;
     pg_snap_node *nodes;          /* the graph after the pass */
     int    n_nodes;
+    char  *strings;               /* one block: every string of nodes[] */
     int    shared;                /* nodes are an earlier entry's (this pass changed nothing) */
     int64_t const_bytes;          /* bytes of constant data in the graph */
 } pg_snap_pass;
