@@ -12,8 +12,9 @@ the past.  The past grows by one every step, so every step is a new input
 shape: ORT runs it as it comes, Peregrine compiles for it (the OnnxModel
 keeps 8 shape sets, fewer than the loop's steps, so a loop compiles every
 step again, as a long generation would).  What a compile costs then is
-mostly building the graph and running the passes; the weights are packed
-by the first compile only (OnnxModel.weight_cache).
+mostly the compile's own copy of the graph and the passes (the graph is
+built once and compiled at each step's input shapes); the weights are
+packed by the first compile only (OnnxModel.weight_cache).
 
 Each engine runs in its own worker process (engine_worker.py) with the
 threads it is told; the table gives the median over --rounds loops of the

@@ -5,7 +5,6 @@
  * executor, descriptors, scratch, output pointers) and allocate the arena
  * once.  Run: check and bind the feeds, point each step's inputs at their
  * homes, call the steps in order.  A run allocates nothing. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,43 +21,6 @@
 
 /* ---- helpers ------------------------------------------------------------- */
 
-/* Appends to the text in buf[cap] (cap > 0) at *o, truncating at the end.
- * snprintf returns the length it would have written, so adding that to the
- * offset can carry it past cap, where the next call's `cap - *o` wraps to a
- * huge size and writes past the buffer: *o stays at most cap - 1 (the
- * terminator of a full buffer), so every later append is a no-op. */
-static void text_append(char *buf, size_t cap, size_t *o, const char *fmt, ...)
-{
-    if (*o >= cap - 1)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + *o, cap - *o, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *o = (size_t)n < cap - *o ? *o + (size_t)n : cap - 1;
-}
-
-/* "name:dtype[dims], ..." of a step's tensors, truncated at 2047 bytes
- * (tensor names come from the model file and may be of any length). */
-static char *tensor_list_text(const pg_graph *g, const int *ids, int n)
-{
-    char buf[2048];
-    size_t o = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n && o < sizeof buf - 1; i++) {
-        const pg_tensor *t = ids[i] >= 0 ? g->tensors[ids[i]] : NULL;
-        if (!t) {
-            text_append(buf, sizeof buf, &o, "%s-", i ? ", " : "");
-            continue;
-        }
-        text_append(buf, sizeof buf, &o, "%s%s:%s[", i ? ", " : "", t->name, pg_dtype_name(t->dtype));
-        for (int d = 0; d < t->rank; d++)
-            text_append(buf, sizeof buf, &o, "%s%lld", d ? "," : "", (long long)t->shape[d]);
-        text_append(buf, sizeof buf, &o, "]%s", t->layout == PG_LAYOUT_PACKED ? "packed" : "");
-    }
-    return pg_strdup(buf);
-}
 
 /* Where a tensor's bytes are this run. */
 static void *home(const pg_model *m, int tid)
@@ -97,9 +59,9 @@ static void free_steps(pg_model *m)
         pg_free(st->x);
         pg_free(st->out);
         pg_free(st->y);
-        pg_free(st->in_text);
-        pg_free(st->out_text);
-        pg_free(st->detail);
+        pg_free(atomic_load(&st->in_text));
+        pg_free(atomic_load(&st->out_text));
+        pg_free(atomic_load(&st->detail));
     }
     pg_free(m->steps);
     m->steps = NULL;
@@ -139,7 +101,7 @@ void pg_model_free(pg_model *m)
         return;
     if (m->g)
         free_bound(m);
-    free(m->text);
+    free(atomic_load(&m->text));
     pg_pass_log_free(m->pass_log);
     pg_ir_free(m->g);           /* never frees the constants it borrows (m->map, m->shared) */
     pg_share_release(m->shared, m->n_shared);
@@ -151,40 +113,6 @@ void pg_model_free(pg_model *m)
 
 /* ---- compile -------------------------------------------------------------- */
 
-/* What the step shows: the fused activation, a packed weight, and the
- * kernels it is bound to ("activation=gelu packed-B sgemm=f32_gemm_...") */
-static char *step_detail(const pg_graph *g, const pg_node *n, const pg_binding *b)
-{
-    char d[256] = "";
-    size_t o = 0;
-    if (n->op == PG_OP_FUSED_MATMUL || n->op == PG_OP_QKV_MATMUL)
-        text_append(d, sizeof d, &o, "activation=%s%s", pg_ir_attr_string(n, "activation", "none"),
-                    g->tensors[n->inputs[1]]->layout == PG_LAYOUT_PACKED ? " packed-B" : "");
-    if ((n->op == PG_OP_MATMUL || n->op == PG_OP_FUSED_MATMUL || n->op == PG_OP_QKV_MATMUL) &&
-        n->n_inputs > 1 && n->inputs[1] >= 0) {
-        int lay = g->tensors[n->inputs[1]]->layout;
-        if (lay == PG_LAYOUT_PACKED_BF16 || lay == PG_LAYOUT_PACKED_U8S8)
-            text_append(d, sizeof d, &o, "%sprecision=%s", o ? " " : "",
-                        lay == PG_LAYOUT_PACKED_BF16 ? "bf16" : "int8-dynamic");
-    }
-    if (n->op == PG_OP_CONV || n->op == PG_OP_FUSED_CONV) {
-        /* the window, so a profile row says which conv it is */
-        int nk = 0, ns = 0;
-        const int64_t *ks = pg_ir_attr_ints(n, "kernel_shape", &nk), *st = pg_ir_attr_ints(n, "strides", &ns);
-        for (int i = 0; ks && i < nk && i < 3; i++)
-            text_append(d, sizeof d, &o, "%s%lld", i ? "x" : o ? " kernel_shape=" : "kernel_shape=",
-                        (long long)ks[i]);
-        if (st && ns > 0 && st[0] != 1)
-            text_append(d, sizeof d, &o, " stride=%lld", (long long)st[0]);
-        int64_t grp = pg_ir_attr_int(n, "group", 1);
-        if (grp != 1)
-            text_append(d, sizeof d, &o, " group=%lld", (long long)grp);
-    }
-    for (int r = 0; r < (int)(sizeof b->kern / sizeof b->kern[0]); r++)
-        if (b->kern[r])
-            text_append(d, sizeof d, &o, "%skernel=%s", o ? " " : "", b->kern[r]->name);
-    return pg_strdup(d);
-}
 
 static pg_status build_steps(pg_model *m)
 {
@@ -208,9 +136,7 @@ static pg_status build_steps(pg_model *m)
         st->x = pg_calloc((size_t)(n->n_inputs + 1), sizeof(void *));
         st->out = pg_calloc((size_t)n->n_outputs, sizeof(void *));
         st->y = pg_calloc((size_t)n->n_outputs, sizeof(void *));
-        st->in_text = tensor_list_text(g, n->inputs, n->n_inputs);
-        st->out_text = tensor_list_text(g, n->outputs, n->n_outputs);
-        if (!st->in || !st->x || !st->out || !st->y || !st->in_text || !st->out_text)
+        if (!st->in || !st->x || !st->out || !st->y)
             return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
         for (int i = 0; i < n->n_inputs; i++)
             st->in[i] = n->inputs[i] >= 0 ? g->tensors[n->inputs[i]] : NULL;
@@ -224,7 +150,6 @@ static pg_status build_steps(pg_model *m)
             st->scratch_bytes = m->plan.bufs[sb].bytes;
         }
         st->state = (void *)pg_exec_node_state(g, n);
-        st->detail = step_detail(g, n, st->bind);
         st->flops = pg_step_flops(st);
     }
     m->prof_runs = 0;
@@ -433,7 +358,6 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
         goto fail;
     m->g->weight_cache = NULL;   /* the model may outlive the cache */
     m->g->topo_keep = 0;         /* the model's graph may be read from several threads */
-    m->text = pg_ir_to_text(m->g);
     *out = m;
     return PG_OK;
 fail:
@@ -750,17 +674,3 @@ pg_status pg_model_plan_row(const pg_model *m, int i, pg_plan_row *out)
 
 int pg_model_step_count(const pg_model *m) { return m ? m->n_steps : 0; }
 
-pg_status pg_model_step_info(const pg_model *m, int i, pg_step_info *out)
-{
-    if (!m || !out || i < 0 || i >= m->n_steps)
-        return pg_fail(PG_ERR_INVALID_ARG, "no step %d", i);
-    const pg_step *st = &m->steps[i];
-    out->node = st->node->name;
-    out->op_type = st->node->op_type;
-    out->inputs = st->in_text;
-    out->outputs = st->out_text;
-    out->detail = st->detail;
-    return PG_OK;
-}
-
-const char *pg_model_text(const pg_model *m) { return m && m->text ? m->text : ""; }

@@ -27,7 +27,9 @@ typedef struct pg_step {
      * other pointer is fixed when the steps are built. */
     int               n_feed;
     int               feed_slot[4], feed_tid[4];
-    char             *in_text, *out_text, *detail;
+    /* what pg_model_step_info shows, made when first asked (model_text.c):
+     * a compile pays nothing for text that no one reads */
+    _Atomic(char *)   in_text, out_text, detail;
     uint64_t          prof_ns;  /* wall time summed over the profiled runs (profile.c) */
     double            flops;    /* of one run: 2 x multiply-adds (convs, products), else 0 */
 } pg_step;
@@ -50,7 +52,7 @@ struct pg_model {
      * plan buffer, this run's caller memory in place of the arena (NULL) */
     int       *out_buf;
     void     **redirect;
-    char      *text;
+    _Atomic(char *) text;       /* pg_model_text's, made when first asked */
     struct pg_pass_log *pass_log; /* what each pass did; NULL at level 0 */
     pg_binding *binds;          /* per node id: the kernels bound at compile / rebind */
     uint64_t   bound_flags;     /* the CPU flags the mask allowed then */

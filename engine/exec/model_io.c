@@ -1173,7 +1173,6 @@ pg_status pg_model_load(const char *path, const pg_model_load_options *opts, pg_
         }
         goto fail;
     }
-    m->text = pg_ir_to_text(m->g);
     *out = m;
     return PG_OK;
 fail:

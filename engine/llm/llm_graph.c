@@ -378,7 +378,6 @@ static pg_status compile_graph(pg_llm *m, pg_graph *g, pg_model **out)
     if ((st = pg_passes_run(g, pm->level, NULL, pm->pass_log)) || (st = pg_ir_verify(g)) ||
         (st = pg_ir_infer_shapes(g)) || (st = pg_model_bind_and_plan(pm, NULL)))
         goto fail;
-    pm->text = pg_ir_to_text(g);
     *out = pm;
     return PG_OK;
 fail:
