@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import os
 import threading
+import weakref
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -44,10 +45,17 @@ class WeightCache:
         check(lib.pg_weight_cache_new(p))
         self._c = ffi.gc(p[0], lib.pg_weight_cache_free)
         self._arrays: dict[int, np.ndarray] = {}
+        # graph -> how many of its initializers are held: a graph compiled
+        # at every step of a decode loop is walked once (a name is never
+        # added twice, so the count says whether any is new)
+        self._held: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def _lend(self, graph: Graph) -> None:
+        if self._held.get(graph) == len(graph.initializers):
+            return
         for a in graph.initializers.values():
             self._arrays.setdefault(id(a), a)
+        self._held[graph] = len(graph.initializers)
 
     @property
     def stats(self) -> dict[str, int]:
