@@ -122,26 +122,20 @@ void pg_ir_free(pg_graph *g)
     pg_free(g);
 }
 
-/* a copy of a buffer (aligned: kernels may read it), of a record (not) */
-static void *dup_bytes(const void *p, size_t n)
+/* a copy of n bytes at p (NULL: none) in memory from alloc */
+static void *dup_in(void *(*alloc)(size_t), const void *p, size_t n)
 {
     if (!p)
         return NULL;
-    void *d = pg_malloc(n);
+    void *d = alloc(n);
     if (d)
         memcpy(d, p, n);
     return d;
 }
 
-static void *dup_obj(const void *p, size_t n)
-{
-    if (!p)
-        return NULL;
-    void *d = pg_obj_malloc(n);
-    if (d)
-        memcpy(d, p, n);
-    return d;
-}
+/* of a buffer (aligned: kernels may read it), of a record (not) */
+static void *dup_bytes(const void *p, size_t n) { return dup_in(pg_malloc, p, n); }
+static void *dup_obj(const void *p, size_t n) { return dup_in(pg_obj_malloc, p, n); }
 
 static const char *tensor_name_of(void *g, int id)
 {

@@ -35,7 +35,7 @@ pg_status pg_infer_fail(pg_infer_ctx *c, pg_status st, const char *fmt, ...)
 
 /* Digits by hand, not snprintf: the checks format their operands' shapes
  * before they know whether they fail, thousands of times a compile, and
- * snprintf made that a third of a GPT-2 recompile's time (a decode loop's
+ * snprintf made that a fifth of a GPT-2 recompile's time (a decode loop's
  * every step).  Cut short, the string ends where it fits. */
 void pg_infer_shape_str(const pg_tensor *t, char *buf, size_t cap)
 {

@@ -85,7 +85,7 @@ typedef struct pg_u8s8_params {
     int wide_a;             /* 1: the kernel multiplies A as int16 (avx2's vpmaddwd), so
                              * the driver widens a row tile once for a group of panels
                              * and hands it over in ep->a_wide (rather than every call
-                             * widening the same rows again: ~10% of that kernel's time) */
+                             * widening the same rows again: ~5% of that kernel's time) */
 } pg_u8s8_params;
 
 void pg_u8s8_gemm_4x32_c(size_t mr, size_t nr, size_t k, const uint8_t *a, size_t lda,
