@@ -79,9 +79,12 @@ class CompiledModel:
     def __init__(self, graph: Graph, level: int, disable: Iterable[str], threads: int | None,
                  planner: str, precision: str = "fp32",
                  weight_cache: WeightCache | None = None,
-                 input_shapes: Mapping[str, Sequence[int]] | None = None) -> None:
+                 input_shapes: Mapping[str, Sequence[int]] | None = None,
+                 pass_log: bool = True) -> None:
         self.graph = graph              # kept so a viewer can recompile (another planner)
         self._input_shapes = dict(input_shapes) if input_shapes else None
+        self._weight_cache = weight_cache
+        self._log_twin: CompiledModel | None = None   # compiled with the log, when asked
         self.level = level
         self.requested_precision = precision
         self.planner = planner
@@ -98,6 +101,7 @@ class CompiledModel:
         opts.threads = threads or 0
         opts.planner = self._planner
         opts.precision = _precision_code(precision)
+        opts.no_pass_log = not pass_log
         if weight_cache is not None:
             weight_cache._lend(graph)
             opts.weight_cache = weight_cache._c
@@ -113,6 +117,19 @@ class CompiledModel:
         p = ffi.new("pg_model **")
         check(lib.pg_compile(graph._g, opts, p))
         self._attach(p[0])
+
+    def _pass_log_handle(self):
+        """The pg_model whose pass log the viewers read: this one's, or,
+        for a model compiled without its log (``pass_log=False``: an
+        OnnxModel's shape sets), a twin compiled the same way with it, the
+        first time it is asked for."""
+        if lib.pg_model_pass_count(self._m) or self.level == 0 or getattr(self, "_graph", None) is None:
+            return self._m
+        if self._log_twin is None:
+            self._log_twin = CompiledModel(self._graph, self.level, self.disable, self.threads,
+                                           self.planner, self.requested_precision,
+                                           self._weight_cache, self._input_shapes)
+        return self._log_twin._m
 
     @property
     def graph(self) -> Graph | None:
@@ -421,15 +438,16 @@ class CompiledModel:
         ch = ffi.new("pg_pass_change *")
         sn = ffi.new("pg_snapshot_node *")
         kinds = {0: "added", 1: "removed", 2: "rewritten"}
-        for p in range(lib.pg_model_pass_count(self._m)):
-            check(lib.pg_model_pass_info(self._m, p, pi))
+        m = self._pass_log_handle()
+        for p in range(lib.pg_model_pass_count(m)):
+            check(lib.pg_model_pass_info(m, p, pi))
             changes, nodes = [], []
             for i in range(pi.n_changes):
-                check(lib.pg_model_pass_change(self._m, p, i, ch))
+                check(lib.pg_model_pass_change(m, p, i, ch))
                 changes.append({"kind": kinds.get(int(ch.kind), "?"), "node": cstr(ch.node),
                                 "op": cstr(ch.op), "reason": cstr(ch.reason)})
             for i in range(pi.n_nodes):
-                check(lib.pg_model_snapshot_node(self._m, p, i, sn))
+                check(lib.pg_model_snapshot_node(m, p, i, sn))
                 nodes.append({"name": cstr(sn.name), "op": cstr(sn.op), "inputs": cstr(sn.inputs),
                               "outputs": cstr(sn.outputs), "shapes": cstr(sn.shapes),
                               "dtypes": cstr(sn.dtypes), "attrs": cstr(sn.attrs), "fused": bool(sn.fused)})
@@ -469,7 +487,8 @@ class CompiledModel:
 def compile(graph: Graph, level: int = 3, disable: Iterable[str] = (), threads: int | None = None,
             planner: str = "greedy_by_size", precision: str = "fp32",
             weight_cache: WeightCache | None = None,
-            input_shapes: Mapping[str, Sequence[int]] | None = None) -> CompiledModel:
+            input_shapes: Mapping[str, Sequence[int]] | None = None,
+            pass_log: bool = True) -> CompiledModel:
     """Compile ``graph``: verify, infer shapes, optimise at ``level`` (0 none
     .. 3 all, minus the passes named in ``disable``), plan memory with
     ``planner`` ("greedy_by_size", "greedy_by_first_use", "naive").
@@ -481,11 +500,13 @@ def compile(graph: Graph, level: int = 3, disable: Iterable[str] = (), threads: 
     error.  ``weight_cache``: a :class:`WeightCache` shared by compiles of
     the same weights, which then pack each weight once.  ``input_shapes``
     (input name -> shape): compile as if those inputs had these shapes (as
-    ``graph.with_input_shapes(input_shapes)`` would, without that copy)."""
+    ``graph.with_input_shapes(input_shapes)`` would, without that copy).
+    ``pass_log=False`` records no pass log (~20% of a compile): the viewers
+    then compile a twin with it the first time they ask (``passes``)."""
     if isinstance(disable, str):
         disable = [disable]
     return CompiledModel(graph, level, disable, threads, planner, precision, weight_cache,
-                         input_shapes)
+                         input_shapes, pass_log)
 
 
 def set_memory_limit(nbytes: int | None) -> None:

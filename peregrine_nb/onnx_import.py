@@ -649,7 +649,9 @@ class OnnxModel:
     used dropped first).  The shape sets hold the weights once: each built
     graph borrows the parsed arrays, and the compiled models share their
     packed weights (``memory_stats["weights_shared"]``), packed by the first
-    compile only (``weight_cache``, a :class:`WeightCache`)."""
+    compile only (``weight_cache``, a :class:`WeightCache`).  They keep no
+    pass log: a compiled model's ``passes`` compiles its twin with one when
+    first read (a decode loop compiles a shape set per step)."""
 
     def __init__(self, model: Any, level: int = 3, disable: Iterable[str] = (),
                  threads: int | None = None, cache_size: int = 8) -> None:
@@ -683,7 +685,8 @@ class OnnxModel:
         if m is None:
             graph, input_shapes = self._graph_for(dict(key[0]), values)
             m = _compile(graph, level=self.level, disable=self.disable, threads=self.threads,
-                         weight_cache=self.weight_cache, input_shapes=input_shapes)
+                         weight_cache=self.weight_cache, input_shapes=input_shapes,
+                         pass_log=False)
             self.compiles += 1
             while len(self._cache) >= self.cache_size:
                 self._cache.pop(next(iter(self._cache)))

@@ -112,7 +112,8 @@ def pass_registry() -> list[tuple[str, int, str]]:
 
 def pass_log(model: Any) -> PassLog:
     """The pass log of a compiled model (empty for level 0)."""
-    m = model._m if hasattr(model, "_m") else model
+    m = (model._pass_log_handle() if hasattr(model, "_pass_log_handle")
+         else model._m if hasattr(model, "_m") else model)
     info = ffi.new("pg_pass_info *")
     ch = ffi.new("pg_pass_change *")
     sn = ffi.new("pg_snapshot_node *")

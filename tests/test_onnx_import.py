@@ -14,7 +14,9 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import peregrine_nb as pg  # noqa: E402
 from peregrine_nb.onnx_import import OnnxModel, load_onnx, value_inputs  # noqa: E402
+from peregrine_nb._lib import lib  # noqa: E402
 from peregrine_nb.passes import pass_log  # noqa: E402
+from peregrine_nb.widgets._passlog import from_engine  # noqa: E402
 
 
 def mlp_model(batch="batch", opset=17):
@@ -113,6 +115,30 @@ def test_shape_sets_borrow_one_copy_of_the_weights():
         first.with_input_shapes({"nope": (1, 8)})
 
 
+def test_shape_sets_compile_without_a_pass_log_until_asked():
+    """A shape set's compile keeps no pass log (compile(pass_log=False):
+    the snapshots are ~20% of a decode step's recompile); its ``passes``,
+    pass_log() and the widgets' reader get the same log as a compile that
+    kept one, from a twin compiled when first asked, at that shape set."""
+    model, _ = mlp_model()
+    m = OnnxModel(model)
+    for n in (2, 5):
+        m.run({"x": np.ones((n, 8), np.float32)})
+    for c in m._cache.values():
+        assert lib.pg_model_pass_count(c._m) == 0 and c._log_twin is None
+    second = m.compiled({"x": (5, 8)})
+    kept = pg.compile(m._template.with_input_shapes({"x": (5, 8)}))
+    assert lib.pg_model_pass_count(kept._m) > 0
+    def strip(log):
+        return [{k: v for k, v in p.items() if k != "ms"} for p in log]
+    assert strip(second.passes) == strip(kept.passes)
+    assert second._log_twin is not None
+    assert [p.name for p in pass_log(second)] == [p.name for p in pass_log(kept)]
+    assert [s.name for s in from_engine(second)] == [s.name for s in from_engine(kept)]
+    assert lib.pg_model_pass_count(pg.compile(m._template, pass_log=False)._m) == 0
+    assert pg.compile(m._template, pass_log=False).passes[-1]["nodes"]
+
+
 def test_shape_sets_share_one_packed_copy():
     """The compiled models of two shape sets hold their packed weights once
     (exec/shared_consts.c): each reports its large weights as shared, and a
@@ -166,8 +192,10 @@ def test_shape_sets_pack_each_weight_once():
     c3 = m.compiled({"x": (3, 256)})
     reasons = [c.reason for c in pass_log(c3).by_name("weight_prepack").changes]
     assert reasons and all("the weight cache's, packed by an earlier compile" in r for r in reasons)
+    logged = m.weight_cache.stats   # the pass log's twin compile hit the cache too
+    assert logged["hits"] > second["hits"] and logged["misses"] == second["misses"]
     pg.compile(m.graph({"x": (2, 256)}))
-    assert m.weight_cache.stats == second
+    assert m.weight_cache.stats == logged
 
 
 def test_lent_initializer_must_be_read_only():

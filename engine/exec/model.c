@@ -344,7 +344,7 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
     if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
         goto fail;
     if (o.level > 0) {
-        if (!(m->pass_log = pg_pass_log_new())) {
+        if (!o.no_pass_log && !(m->pass_log = pg_pass_log_new())) {
             st = pg_last_status();
             goto fail;
         }

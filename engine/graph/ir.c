@@ -75,30 +75,42 @@ static void free_attr(pg_attr *a)
     pg_free(a->s);
 }
 
-static void free_node(pg_node *n)
+/* whether p is in g's clone block (pg_graph.block), freed with it only */
+static int in_block(const pg_graph *g, const void *p)
+{
+    return g->block && (const char *)p >= g->block && (const char *)p < g->block_end;
+}
+
+static void release(const pg_graph *g, void *p)
+{
+    if (!in_block(g, p))
+        pg_free(p);
+}
+
+static void free_node(const pg_graph *g, pg_node *n)
 {
     if (!n)
         return;
-    pg_free(n->name);
-    pg_free(n->op_type);
-    pg_free(n->inputs);
-    pg_free(n->outputs);
+    release(g, n->name);
+    release(g, n->op_type);
+    release(g, n->inputs);
+    release(g, n->outputs);
     for (int i = 0; i < n->n_attrs; i++)
         free_attr(&n->attrs[i]);
     pg_free(n->attrs);
-    pg_free(n);
+    release(g, n);
 }
 
-static void free_tensor(pg_tensor *t)
+static void free_tensor(const pg_graph *g, pg_tensor *t)
 {
     if (!t)
         return;
-    pg_free(t->name);
+    release(g, t->name);
     if (!t->data_borrowed)
         pg_free(t->data);
     pg_free(t->known);
-    pg_free(t->users);
-    pg_free(t);
+    release(g, t->users);
+    release(g, t);
 }
 
 void pg_ir_free(pg_graph *g)
@@ -106,9 +118,9 @@ void pg_ir_free(pg_graph *g)
     if (!g)
         return;
     for (int i = 0; i < g->n_nodes; i++)
-        free_node(g->nodes[i]);
+        free_node(g, g->nodes[i]);
     for (int i = 0; i < g->n_tensors; i++)
-        free_tensor(g->tensors[i]);
+        free_tensor(g, g->tensors[i]);
     for (int i = 0; i < g->n_outputs; i++)
         pg_free(g->output_names[i]);
     pg_free(g->nodes);
@@ -119,6 +131,7 @@ void pg_ir_free(pg_graph *g)
     pg_namemap_free(&g->tensor_names);
     pg_namemap_free(&g->node_names);
     pg_free(g->topo_kept);
+    pg_free(g->block);
     pg_free(g);
 }
 
@@ -136,6 +149,68 @@ static void *dup_in(void *(*alloc)(size_t), const void *p, size_t n)
 /* of a buffer (aligned: kernels may read it), of a record (not) */
 static void *dup_bytes(const void *p, size_t n) { return dup_in(pg_malloc, p, n); }
 static void *dup_obj(const void *p, size_t n) { return dup_in(pg_obj_malloc, p, n); }
+
+/* The clone's block: its records, names and index arrays one after the
+ * other (8-byte aligned), sized by a first walk (carve with at NULL) and
+ * filled by a second. */
+typedef struct carver {
+    char *at;
+    size_t used;
+} carver;
+
+static void *carve(carver *k, const void *p, size_t n)
+{
+    size_t off = k->used;
+    k->used += n ? (n + 7) & ~(size_t)7 : 8;   /* an empty array still points inside */
+    if (!k->at)
+        return NULL;
+    if (p)
+        memcpy(k->at + off, p, n);
+    return k->at + off;
+}
+
+static char *carve_str(carver *k, const char *s) { return s ? carve(k, s, strlen(s) + 1) : NULL; }
+
+/* g's tensor and node records with their names, reader lists and index
+ * arrays, into k (the clone's block; sized only while k->at is NULL) */
+static void carve_records(carver *k, const pg_graph *g, pg_graph *c)
+{
+    for (int i = 0; i < g->n_tensors; i++) {
+        const pg_tensor *t = g->tensors[i];
+        if (!t)
+            continue;
+        pg_tensor *d = carve(k, t, sizeof *d);
+        char *name = carve_str(k, t->name);
+        int *users = t->n_users ? carve(k, t->users, sizeof(int) * (size_t)t->n_users) : NULL;
+        if (d) {
+            d->name = name;
+            d->users = users;
+            d->cap_users = t->n_users;
+            d->data = d->known = d->pass_data = NULL;   /* filled by the caller */
+            d->data_borrowed = 0;
+            c->tensors[i] = d;
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const pg_node *n = g->nodes[i];
+        if (!n)
+            continue;
+        pg_node *d = carve(k, n, sizeof *d);
+        char *name = carve_str(k, n->name), *op_type = carve_str(k, n->op_type);
+        int *ins = carve(k, n->inputs, sizeof(int) * (size_t)n->n_inputs);
+        int *outs = carve(k, n->outputs, sizeof(int) * (size_t)n->n_outputs);
+        if (d) {
+            d->name = name;
+            d->op_type = op_type;
+            d->inputs = ins;
+            d->outputs = outs;
+            d->attrs = NULL;
+            d->n_attrs = 0;
+            d->pass_data = NULL;
+            c->nodes[i] = d;
+        }
+    }
+}
 
 static const char *tensor_name_of(void *g, int id)
 {
@@ -168,26 +243,25 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
     c->n_tensors = g->n_tensors;
     c->n_nodes = g->n_nodes;
     c->name_seq = g->name_seq;
+    memset(c->tensors, 0, sizeof(pg_tensor *) * (size_t)g->n_tensors);
+    memset(c->nodes, 0, sizeof(pg_node *) * (size_t)g->n_nodes);
+    carver k = { NULL, 0 };
+    carve_records(&k, g, c);
+    if (!(k.at = c->block = pg_obj_malloc(k.used ? k.used : 1)))
+        goto oom;
+    c->block_end = c->block + k.used;
+    k.used = 0;
+    carve_records(&k, g, c);
     for (int i = 0; i < g->n_tensors; i++) {
         const pg_tensor *t = g->tensors[i];
-        c->tensors[i] = NULL;
+        pg_tensor *d = c->tensors[i];
         if (!t)
             continue;
-        pg_tensor *d = pg_obj_malloc(sizeof *d);
-        if (!d)
-            goto oom;
-        *d = *t;
-        d->name = pg_strdup(t->name);
         int keep = borrowed && t->data_borrowed && t->data &&
                    (borrowed == 1 || (uintptr_t)t->data % PG_ALIGN == 0);
         d->data = keep ? t->data : dup_bytes(t->data, t->nbytes);
         d->data_borrowed = keep ? borrowed : 0;
-        d->known = NULL;
-        d->pass_data = NULL;
-        d->users = t->n_users ? dup_obj(t->users, sizeof(int) * (size_t)t->n_users) : NULL;
-        d->cap_users = t->n_users;
-        c->tensors[i] = d;
-        if (!d->name || (t->data && !d->data) || (t->n_users && !d->users))
+        if (t->data && !d->data)
             goto oom;
         if (t->known) {
             size_t kb = t->known_bytes ? t->known_bytes
@@ -200,37 +274,23 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
     }
     for (int i = 0; i < g->n_nodes; i++) {
         const pg_node *n = g->nodes[i];
-        c->nodes[i] = NULL;
-        if (!n)
+        pg_node *d = c->nodes[i];
+        if (!n || !n->n_attrs)
             continue;
-        pg_node *d = pg_obj_calloc(1, sizeof *d);
-        if (!d)
+        d->attrs = pg_obj_calloc((size_t)n->n_attrs, sizeof(pg_attr));
+        if (!d->attrs)
             goto oom;
-        c->nodes[i] = d;
-        d->id = n->id;
-        d->op = n->op;
-        d->name = pg_strdup(n->name);
-        d->op_type = pg_strdup(n->op_type);
-        d->n_inputs = n->n_inputs;
-        d->n_outputs = n->n_outputs;
-        d->inputs = dup_obj(n->inputs, sizeof(int) * (size_t)n->n_inputs);
-        d->outputs = dup_obj(n->outputs, sizeof(int) * (size_t)n->n_outputs);
-        if (!d->name || !d->op_type || (n->n_inputs && !d->inputs) || !d->outputs)
-            goto oom;
-        if (n->n_attrs) {
-            d->attrs = pg_obj_calloc((size_t)n->n_attrs, sizeof(pg_attr));
-            if (!d->attrs)
+        d->n_attrs = n->n_attrs;
+        for (int k2 = 0; k2 < n->n_attrs; k2++) {
+            const pg_attr *a = &n->attrs[k2];
+            pg_attr *b = &d->attrs[k2];
+            *b = *a;
+            b->name = pg_strdup(a->name);
+            b->ints = dup_obj(a->ints, sizeof(int64_t) * (size_t)a->n);
+            b->floats = dup_obj(a->floats, sizeof(float) * (size_t)a->n);
+            b->s = pg_strdup(a->s);
+            if (!b->name || (a->ints && !b->ints) || (a->floats && !b->floats) || (a->s && !b->s))
                 goto oom;
-            d->n_attrs = n->n_attrs;
-            for (int k = 0; k < n->n_attrs; k++) {
-                const pg_attr *a = &n->attrs[k];
-                pg_attr *b = &d->attrs[k];
-                *b = *a;
-                b->name = pg_strdup(a->name);
-                b->ints = dup_obj(a->ints, sizeof(int64_t) * (size_t)a->n);
-                b->floats = dup_obj(a->floats, sizeof(float) * (size_t)a->n);
-                b->s = pg_strdup(a->s);
-            }
         }
     }
     /* the name tables slot for slot, over the copy's strings */
@@ -275,8 +335,14 @@ static int node_name_used(const pg_graph *g, const char *name)
 /* ---- reader lists -------------------------------------------------------- */
 
 /* One more reader slot of t by node (kept ascending). */
-static int users_add(pg_tensor *t, int node)
+static int users_add(const pg_graph *g, pg_tensor *t, int node)
 {
+    if (t->n_users >= t->cap_users && in_block(g, t->users)) {
+        int *u = dup_obj(t->users, sizeof(int) * (size_t)t->n_users);   /* out of the block */
+        if (!u)
+            return -1;
+        t->users = u;
+    }
     if (grow((void **)&t->users, &t->cap_users, t->n_users + 1, sizeof(int)))
         return -1;
     int i = t->n_users;
@@ -375,7 +441,7 @@ int pg_ir_add_tensor(pg_graph *g, const char *name, pg_dtype dt, int rank, const
     }
     t->id = g->n_tensors;
     if (pg_namemap_put(&g->tensor_names, t->name, t->id)) {
-        free_tensor(t);
+        free_tensor(g, t);
         return pg_fail(PG_ERR_NOMEM, "out of memory adding tensor '%s'", name), -1;
     }
     t->dtype = dt;
@@ -421,7 +487,7 @@ static int add_const(pg_graph *g, const char *name, pg_dtype dt, int rank, const
         g->tensors[id] = NULL;
         g->n_tensors--;
         pg_namemap_del(&g->tensor_names, t->name, id);
-        free_tensor(t);
+        free_tensor(g, t);
         return pg_fail(PG_ERR_NOMEM, "out of memory for constant '%s' (%zu bytes)", name ? name : "?", nb), -1;
     }
     if (data && nb && !t->data_borrowed)
@@ -514,7 +580,7 @@ pg_status pg_ir_remove_tensor(pg_graph *g, int t)
     if (tt->is_const && attr_refers(g, t))
         return pg_fail(PG_ERR_GRAPH, "tensor '%s' is a node attribute's value", tt->name);
     pg_namemap_del(&g->tensor_names, tt->name, t);
-    free_tensor(tt);
+    free_tensor(g, tt);
     g->tensors[t] = NULL;
     return PG_OK;
 }
@@ -540,7 +606,7 @@ int pg_ir_remove_unread_consts(pg_graph *g, const char *drop)
             continue;
         pg_namemap_del(&g->tensor_names, t->name, t->id);
         g->tensors[t->id] = NULL;
-        free_tensor(t);
+        free_tensor(g, t);
         removed++;
     }
     pg_free(read);
@@ -603,7 +669,7 @@ int pg_ir_add_node(pg_graph *g, const char *op_type, const char *name,
     n->inputs = pg_obj_malloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
     n->outputs = pg_obj_malloc(sizeof(int) * (size_t)n_outputs);
     if (!n->name || !n->op_type || !n->inputs || !n->outputs) {
-        free_node(n);
+        free_node(g, n);
         return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
     }
     if (n_inputs)
@@ -614,16 +680,16 @@ int pg_ir_add_node(pg_graph *g, const char *op_type, const char *name,
     n->op = pg_ir_op_from_name(op_type);
     n->id = g->n_nodes;
     if (pg_namemap_put(&g->node_names, n->name, n->id)) {
-        free_node(n);
+        free_node(g, n);
         return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
     }
     for (int i = 0; i < n_inputs; i++)
-        if (inputs[i] >= 0 && users_add(g->tensors[inputs[i]], n->id)) {
+        if (inputs[i] >= 0 && users_add(g, g->tensors[inputs[i]], n->id)) {
             for (int j = 0; j < i; j++)
                 if (inputs[j] >= 0)
                     users_del(g->tensors[inputs[j]], n->id);
             pg_namemap_del(&g->node_names, n->name, n->id);
-            free_node(n);
+            free_node(g, n);
             return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
         }
     g->nodes[g->n_nodes++] = n;
@@ -647,7 +713,7 @@ void pg_ir_remove_node(pg_graph *g, int node)
         if (n->inputs[i] >= 0 && g->tensors[n->inputs[i]])
             users_del(g->tensors[n->inputs[i]], node);
     pg_namemap_del(&g->node_names, n->name, node);
-    free_node(n);
+    free_node(g, n);
     g->nodes[node] = NULL;
     g->topo_gen++;
 }
@@ -690,7 +756,7 @@ pg_status pg_ir_set_input(pg_graph *g, int node, int slot, int tensor)
     int old = n->inputs[slot];
     if (old == tensor)
         return PG_OK;
-    if (tensor >= 0 && users_add(g->tensors[tensor], node))
+    if (tensor >= 0 && users_add(g, g->tensors[tensor], node))
         return pg_fail(PG_ERR_NOMEM, "out of memory rewiring node '%s'", n->name);
     if (old >= 0 && g->tensors[old])
         users_del(g->tensors[old], node);
@@ -871,7 +937,7 @@ int pg_ir_remove_dead(pg_graph *g)
                 queued[p] = 1;
             }
         }
-        pg_free(ins);
+        release(g, ins);
     }
     /* tensors nothing references: not an input or output, no reader, no
      * live producer, no Constant attribute holding it */
@@ -885,7 +951,7 @@ int pg_ir_remove_dead(pg_graph *g)
             pg_ir_producer(g, t->id) < 0) {
             int id = t->id;   /* read before free_tensor frees t */
             pg_namemap_del(&g->tensor_names, t->name, id);
-            free_tensor(t);
+            free_tensor(g, t);
             g->tensors[id] = NULL;
         }
     pg_free(work);

@@ -241,6 +241,13 @@ struct pg_graph {
     int         topo_keep;
     uint64_t    topo_gen, topo_kept_gen;
     int        *topo_kept; int topo_kept_n;             /* NULL: none kept */
+    /* A clone's one block (pg_ir_clone*): the tensor and node records it
+     * copied, their names, reader lists and index arrays, in one
+     * allocation instead of ~7,000 for a 600-node GPT-2 (a decode loop
+     * clones its template at every step).  Nothing in it is freed alone:
+     * pg_ir_free frees the block, and a reader list that grows moves out
+     * first.  NULL for a graph built node by node. */
+    char       *block, *block_end;
 };
 
 #define PG_IR_FOR_NODES(g, n)                                                  \

@@ -275,6 +275,10 @@ typedef struct pg_compile_options {
     const char *const *input_shape_names;
     const int *input_shape_ranks;
     const int64_t *const *input_shape_dims;
+    /* 1: keep no pass log (pg_model_pass_count gives 0).  The log's
+     * snapshot after each pass and its change texts are ~20% of a compile:
+     * a compile per shape set of a decode loop is never stepped through. */
+    int no_pass_log;
 } pg_compile_options;
 
 /* A cache of the weights compiles have packed, for compiling one model's

@@ -10,8 +10,7 @@
  * snapshot is the first one with every shape filled in. */
 static pg_status run_shape_inference(pg_graph *g, pg_pass_ctx *c)
 {
-    (void)c;
-    return pg_ir_infer_shapes(g);
+    return pg_pass_infer_shapes(g, c);
 }
 
 const pg_pass_def pg_pass_shape_inference = {

@@ -103,10 +103,12 @@ int pg_pass_fuse(pg_pass_ctx *c, pg_graph *g, const int *nodes, int n, const cha
                  const char *prefix, const int *inputs, int n_inputs, const int *outputs,
                  int n_outputs)
 {
-    char name[96], reason[400];
+    char name[96], reason[400] = "";
     pg_ir_unique_name(g, prefix, name, sizeof name);
-    snprintf(reason, sizeof reason, "fused %d node%s %s..%s into %s '%s'", n, n == 1 ? "" : "s",
-             g->nodes[nodes[0]]->op_type, g->nodes[nodes[n - 1]]->op_type, op_type, name);
+    if (c->entry)   /* the text is for the log alone */
+        snprintf(reason, sizeof reason, "fused %d node%s %s..%s into %s '%s'", n,
+                 n == 1 ? "" : "s", g->nodes[nodes[0]]->op_type, g->nodes[nodes[n - 1]]->op_type,
+                 op_type, name);
     for (int i = 0; i < n; i++)
         pg_pass_remove(c, g, nodes[i], "%s", reason);
     int id = pg_ir_add_node(g, op_type, name, inputs, n_inputs, outputs, n_outputs);
@@ -116,14 +118,17 @@ int pg_pass_fuse(pg_pass_ctx *c, pg_graph *g, const int *nodes, int n, const cha
     return id;
 }
 
-pg_status pg_pass_need_shapes(pg_graph *g, pg_pass_ctx *c)
+pg_status pg_pass_infer_shapes(pg_graph *g, pg_pass_ctx *c)
 {
-    if (!c->shapes_stale)
-        return PG_OK;
     pg_status st = pg_ir_infer_shapes(g);
     if (st == PG_OK)
         c->shapes_stale = 0;
     return st;
+}
+
+pg_status pg_pass_need_shapes(pg_graph *g, pg_pass_ctx *c)
+{
+    return c->shapes_stale ? pg_pass_infer_shapes(g, c) : PG_OK;
 }
 
 /* ---- the driver ---------------------------------------------------------- */

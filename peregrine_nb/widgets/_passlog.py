@@ -67,7 +67,7 @@ def _split(s: str, sep: str) -> list[str]:
 
 def from_engine(model) -> list[PassSnapshot]:
     """The model's pass log through the C API ([] if it has none)."""
-    m = getattr(model, "_m", None)
+    m = model._pass_log_handle() if hasattr(model, "_pass_log_handle") else getattr(model, "_m", None)
     if m is None or not hasattr(lib, "pg_model_pass_count"):
         return []
     out = []
