@@ -1,9 +1,9 @@
 /* model.c - pg_compile, pg_model_run and the model accessors.
  *
  * Compile: copy the graph, verify, infer shapes, run the passes for the
- * level, infer and verify again, plan memory, then resolve every step (its
- * executor, descriptors, scratch, output pointers) and allocate the arena
- * once.  Run: check and bind the feeds, point each step's inputs at their
+ * level (each change verified and inferred again), plan memory, then
+ * resolve every step (its executor, descriptors, scratch, output pointers)
+ * and allocate the arena once.  Run: check and bind the feeds, point each step's inputs at their
  * homes, call the steps in order.  A run allocates nothing. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +118,7 @@ static pg_status build_steps(pg_model *m)
 {
     pg_graph *g = m->g;
     m->n_steps = m->plan.n_steps;
-    m->steps = pg_calloc((size_t)(m->n_steps + 1), sizeof(pg_step));
+    m->steps = pg_obj_calloc((size_t)(m->n_steps + 1), sizeof(pg_step));
     if (!m->steps)
         return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
     for (int s = 0; s < m->n_steps; s++) {
@@ -132,10 +132,10 @@ static pg_status build_steps(pg_model *m)
         st->bind = &m->binds[n->id];
         st->n_in = n->n_inputs;
         st->n_out = n->n_outputs;
-        st->in = pg_calloc((size_t)(n->n_inputs + 1), sizeof(void *));
-        st->x = pg_calloc((size_t)(n->n_inputs + 1), sizeof(void *));
-        st->out = pg_calloc((size_t)n->n_outputs, sizeof(void *));
-        st->y = pg_calloc((size_t)n->n_outputs, sizeof(void *));
+        st->in = pg_obj_calloc((size_t)(n->n_inputs + 1), sizeof(void *));
+        st->x = pg_obj_calloc((size_t)(n->n_inputs + 1), sizeof(void *));
+        st->out = pg_obj_calloc((size_t)n->n_outputs, sizeof(void *));
+        st->y = pg_obj_calloc((size_t)n->n_outputs, sizeof(void *));
         if (!st->in || !st->x || !st->out || !st->y)
             return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
         for (int i = 0; i < n->n_inputs; i++)
@@ -232,8 +232,8 @@ static int is_output_alias_outside_arena(const pg_model *m, int tid)
 pg_status pg_model_bind_and_plan(pg_model *m, const char *planner)
 {
     pg_graph *g = m->g;
-    size_t *scratch = pg_calloc((size_t)(g->n_nodes + 1), sizeof *scratch);
-    m->binds = pg_calloc((size_t)(g->n_nodes + 1), sizeof *m->binds);
+    size_t *scratch = pg_obj_calloc((size_t)(g->n_nodes + 1), sizeof *scratch);
+    m->binds = pg_obj_calloc((size_t)(g->n_nodes + 1), sizeof *m->binds);
     if (!scratch || !m->binds) {
         pg_free(scratch);
         return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
@@ -265,10 +265,10 @@ pg_status pg_model_bind_and_plan(pg_model *m, const char *planner)
         m->persist_owned = 1;
         m->persist_bytes = m->plan.persistent_bytes;
     }
-    m->feeds = pg_calloc((size_t)(g->n_inputs + 1), sizeof(void *));
-    m->out_copy = pg_calloc((size_t)(g->n_outputs + 1), sizeof(void *));
-    m->out_buf = pg_calloc((size_t)(g->n_outputs + 1), sizeof(int));
-    m->redirect = pg_calloc((size_t)(m->plan.n_bufs + 1), sizeof(void *));
+    m->feeds = pg_obj_calloc((size_t)(g->n_inputs + 1), sizeof(void *));
+    m->out_copy = pg_obj_calloc((size_t)(g->n_outputs + 1), sizeof(void *));
+    m->out_buf = pg_obj_calloc((size_t)(g->n_outputs + 1), sizeof(int));
+    m->redirect = pg_obj_calloc((size_t)(m->plan.n_bufs + 1), sizeof(void *));
     if (!m->arena || !m->feeds || !m->out_copy || !m->out_buf || !m->redirect)
         return pg_fail(PG_ERR_NOMEM, "out of memory for a %llu-byte arena",
                        (unsigned long long)m->plan.arena_bytes);
@@ -319,7 +319,7 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
                                                           !o.input_shape_ranks || !o.input_shape_dims)))
         return pg_fail(PG_ERR_INVALID_ARG, "pg_compile: %d input shapes without their names, "
                        "ranks and dims", o.n_input_shapes);
-    pg_model *m = pg_calloc(1, sizeof *m);
+    pg_model *m = pg_obj_calloc(1, sizeof *m);
     if (!m)
         return pg_fail(PG_ERR_NOMEM, "out of memory compiling");
     m->level = o.level;
@@ -348,9 +348,9 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
             st = pg_last_status();
             goto fail;
         }
+        /* it verifies and infers again after every pass that changed the
+         * graph: what it returns is checked */
         if ((st = pg_passes_run(m->g, o.level, o.disabled, m->pass_log)))
-            goto fail;
-        if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))
             goto fail;
     }
     if ((st = pg_share_consts(m->g, o.weight_cache, &m->shared, &m->n_shared, &m->cap_shared)) ||

@@ -19,11 +19,12 @@ int pg_namemap_get(const pg_namemap *m, const char *name)
 {
     if (!m->cap || !name)
         return -1;
-    for (size_t i = hash(name) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+    size_t h = hash(name);
+    for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
         const char *k = m->keys[i];
         if (!k)
             return -1;
-        if (k != GONE && !strcmp(k, name))
+        if (m->tags[i] == (unsigned)h && k != GONE && !strcmp(k, name))
             return m->vals[i];
     }
 }
@@ -33,9 +34,11 @@ static int grow(pg_namemap *m)
     size_t cap = m->cap ? m->cap * 2 : 64;
     const char **keys = pg_obj_calloc(cap, sizeof *keys);
     int *vals = pg_obj_malloc(cap * sizeof *vals);
-    if (!keys || !vals) {
+    unsigned *tags = pg_obj_malloc(cap * sizeof *tags);
+    if (!keys || !vals || !tags) {
         pg_free(keys);
         pg_free(vals);
+        pg_free(tags);
         return -1;
     }
     size_t used = 0;
@@ -48,12 +51,15 @@ static int grow(pg_namemap *m)
             j = (j + 1) & (cap - 1);
         keys[j] = k;
         vals[j] = m->vals[i];
+        tags[j] = m->tags[i];
         used++;
     }
     pg_free(m->keys);
     pg_free(m->vals);
+    pg_free(m->tags);
     m->keys = keys;
     m->vals = vals;
+    m->tags = tags;
     m->cap = cap;
     m->used = used;
     return 0;
@@ -67,7 +73,8 @@ int pg_namemap_copy(pg_namemap *dst, const pg_namemap *src,
         return 0;
     const char **keys = pg_obj_malloc(src->cap * sizeof *keys);
     int *vals = pg_obj_malloc(src->cap * sizeof *vals);
-    if (!keys || !vals)
+    unsigned *tags = pg_obj_malloc(src->cap * sizeof *tags);
+    if (!keys || !vals || !tags)
         goto fail;
     for (size_t i = 0; i < src->cap; i++) {
         const char *k = src->keys[i];
@@ -76,11 +83,13 @@ int pg_namemap_copy(pg_namemap *dst, const pg_namemap *src,
             goto fail;
     }
     memcpy(vals, src->vals, src->cap * sizeof *vals);
-    *dst = (pg_namemap){ keys, vals, src->cap, src->used };
+    memcpy(tags, src->tags, src->cap * sizeof *tags);
+    *dst = (pg_namemap){ keys, vals, tags, src->cap, src->used };
     return 0;
 fail:
     pg_free(keys);
     pg_free(vals);
+    pg_free(tags);
     return -1;
 }
 
@@ -88,7 +97,7 @@ int pg_namemap_put(pg_namemap *m, const char *name, int id)
 {
     if ((m->used + 1) * 4 >= m->cap * 3 && grow(m))
         return -1;
-    size_t i = hash(name) & (m->cap - 1), tomb = (size_t)-1;
+    size_t h = hash(name), i = h & (m->cap - 1), tomb = (size_t)-1;
     for (;; i = (i + 1) & (m->cap - 1)) {
         const char *k = m->keys[i];
         if (!k)
@@ -96,7 +105,7 @@ int pg_namemap_put(pg_namemap *m, const char *name, int id)
         if (k == GONE) {
             if (tomb == (size_t)-1)
                 tomb = i;
-        } else if (!strcmp(k, name)) {
+        } else if (m->tags[i] == (unsigned)h && !strcmp(k, name)) {
             m->keys[i] = name;   /* the newest owner's string */
             m->vals[i] = id;
             return 0;
@@ -108,6 +117,7 @@ int pg_namemap_put(pg_namemap *m, const char *name, int id)
         m->used++;
     m->keys[i] = name;
     m->vals[i] = id;
+    m->tags[i] = (unsigned)h;
     return 0;
 }
 
@@ -115,11 +125,12 @@ void pg_namemap_del(pg_namemap *m, const char *name, int id)
 {
     if (!m->cap || !name)
         return;
-    for (size_t i = hash(name) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+    size_t h = hash(name);
+    for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
         const char *k = m->keys[i];
         if (!k)
             return;
-        if (k != GONE && !strcmp(k, name)) {
+        if (m->tags[i] == (unsigned)h && k != GONE && !strcmp(k, name)) {
             if (m->vals[i] == id)
                 m->keys[i] = GONE;
             return;
@@ -131,5 +142,6 @@ void pg_namemap_free(pg_namemap *m)
 {
     pg_free(m->keys);
     pg_free(m->vals);
+    pg_free(m->tags);
     memset(m, 0, sizeof *m);
 }

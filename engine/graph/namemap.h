@@ -13,6 +13,10 @@
 typedef struct pg_namemap {
     const char **keys;   /* NULL: empty; PG_NAMEMAP_GONE: deleted */
     int *vals;
+    /* each slot's key's hash (its low 32 bits): a probe past another name
+     * compares these, not the strings ("/m/transformer/h.0/attn/..." share
+     * long prefixes: strcmp was ~7% of a decode step's recompile) */
+    unsigned *tags;
     size_t cap, used;    /* used: live + deleted slots */
 } pg_namemap;
 

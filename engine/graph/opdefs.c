@@ -1,5 +1,6 @@
 /* opdefs.c - the op descriptor table, built from opdefs.def, and the op
  * name lookups of the IR. */
+#include <pthread.h>
 #include <string.h>
 
 #include "../core/error.h"
@@ -34,16 +35,54 @@ const pg_opdef *pg_opdef_of(pg_opcode op)
     return &defs[op - 1];
 }
 
+/* Every spelling (the table's names, ONNX names, aliases) hashed once:
+ * each node a pass adds looks its op up, and a walk of ~200 rows with two
+ * strcmps each was ~6% of a decode step's recompile.  Open addressing,
+ * filled at first use (pthread_once: compiles may run on several
+ * threads). */
+#define OP_SLOTS 1024
+static struct { const char *name; pg_opcode op; } op_slots[OP_SLOTS];
+static pthread_once_t op_slots_once = PTHREAD_ONCE_INIT;
+
+static size_t op_hash(const char *s)
+{
+    size_t h = 1469598103934665603u;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h & (OP_SLOTS - 1);
+}
+
+/* the first spelling of a name wins, as the walk of the table did */
+static void op_slot_put(const char *name, pg_opcode op)
+{
+    size_t i = op_hash(name);
+    while (op_slots[i].name && strcmp(op_slots[i].name, name))
+        i = (i + 1) & (OP_SLOTS - 1);
+    if (!op_slots[i].name) {
+        op_slots[i].name = name;
+        op_slots[i].op = op;
+    }
+}
+
+static void op_slots_fill(void)
+{
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
+        op_slot_put(defs[i].name, defs[i].op);
+        if (defs[i].onnx_name)
+            op_slot_put(defs[i].onnx_name, defs[i].op);
+    }
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        op_slot_put(aliases[i].name, aliases[i].op);
+}
+
 pg_opcode pg_ir_op_from_name(const char *op_type)
 {
     if (!op_type)
         return PG_OP_UNKNOWN;
-    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
-        if (!strcmp(defs[i].name, op_type) || (defs[i].onnx_name && !strcmp(defs[i].onnx_name, op_type)))
-            return defs[i].op;
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (!strcmp(aliases[i].name, op_type))
-            return aliases[i].op;
+    pthread_once(&op_slots_once, op_slots_fill);
+    for (size_t i = op_hash(op_type); op_slots[i].name; i = (i + 1) & (OP_SLOTS - 1))
+        if (!strcmp(op_slots[i].name, op_type))
+            return op_slots[i].op;
     return PG_OP_UNKNOWN;
 }
 

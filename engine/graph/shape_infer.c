@@ -958,7 +958,15 @@ static pg_status check_size(const pg_tensor *t, pg_infer_ctx *c)
         if (t->shape[d] < 0)
             return PG_OK;   /* not known yet */
     /* the extent of its nonzero dims too: an empty tensor whose other dims
-     * pass 2^63 bytes is no array a caller can hold (numpy refuses it) */
+     * pass 2^63 bytes is no array a caller can hold (numpy refuses it).
+     * The bytes are at most that extent: one product of it settles the
+     * usual tensor (inference checks every input and constant each run). */
+    uint64_t fast = pg_dtype_size(t->dtype);
+    int fits = t->rank <= PG_MAX_RANK;
+    for (int d = 0; fits && d < t->rank; d++)
+        fits = !__builtin_mul_overflow(fast, (uint64_t)(t->shape[d] ? t->shape[d] : 1), &fast);
+    if (fits && fast <= limit && fast <= (uint64_t)INT64_MAX)
+        return PG_OK;
     int64_t ext[PG_MAX_RANK];
     for (int d = 0; d < t->rank && d < PG_MAX_RANK; d++)
         ext[d] = t->shape[d] ? t->shape[d] : 1;

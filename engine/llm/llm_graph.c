@@ -375,8 +375,8 @@ static pg_status compile_graph(pg_llm *m, pg_graph *g, pg_model **out)
         st = pg_last_status();
         goto fail;
     }
-    if ((st = pg_passes_run(g, pm->level, NULL, pm->pass_log)) || (st = pg_ir_verify(g)) ||
-        (st = pg_ir_infer_shapes(g)) || (st = pg_model_bind_and_plan(pm, NULL)))
+    if ((st = pg_passes_run(g, pm->level, NULL, pm->pass_log)) ||
+        (st = pg_model_bind_and_plan(pm, NULL)))
         goto fail;
     *out = pm;
     return PG_OK;

@@ -47,9 +47,6 @@ int pg_pass_fuse(pg_pass_ctx *c, pg_graph *g, const int *nodes, int n, const cha
 /* Shape inference now if the graph changed since it last ran (passes that
  * read shapes call it first). */
 pg_status pg_pass_need_shapes(pg_graph *g, pg_pass_ctx *c);
-/* Shape inference now, whatever changed: the shape_inference pass, after
- * which the next pass that reads shapes need not run it again. */
-pg_status pg_pass_infer_shapes(pg_graph *g, pg_pass_ctx *c);
 /* Changes recorded so far by this pass. */
 int pg_pass_changes(const pg_pass_ctx *c);
 

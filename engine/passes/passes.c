@@ -118,17 +118,14 @@ int pg_pass_fuse(pg_pass_ctx *c, pg_graph *g, const int *nodes, int n, const cha
     return id;
 }
 
-pg_status pg_pass_infer_shapes(pg_graph *g, pg_pass_ctx *c)
+pg_status pg_pass_need_shapes(pg_graph *g, pg_pass_ctx *c)
 {
+    if (!c->shapes_stale)
+        return PG_OK;
     pg_status st = pg_ir_infer_shapes(g);
     if (st == PG_OK)
         c->shapes_stale = 0;
     return st;
-}
-
-pg_status pg_pass_need_shapes(pg_graph *g, pg_pass_ctx *c)
-{
-    return c->shapes_stale ? pg_pass_infer_shapes(g, c) : PG_OK;
 }
 
 /* ---- the driver ---------------------------------------------------------- */
@@ -214,7 +211,7 @@ pg_status pg_passes_run(pg_graph *g, int level, const char *disabled_csv, pg_pas
             return st;
     }
 
-    pg_pass_ctx c = { log, NULL, 0, 1 };
+    pg_pass_ctx c = { log, NULL, 0, 0 };   /* the caller inferred the shapes */
     for (int i = 0; i < N_PASSES; i++) {
         const pg_pass_def *d = registry[i];
         int enabled = d->level <= level && !off[i];

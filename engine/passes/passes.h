@@ -33,8 +33,11 @@ void pg_pass_log_free(pg_pass_log *log);
 /* Runs the passes of `level` (0..3) on g, in place.  disabled_csv: pass
  * names separated by commas (spaces allowed), or NULL / "".  An unknown
  * name is PG_ERR_INVALID_ARG with a message listing the known passes, and
- * nothing runs.  log may be NULL; otherwise it is cleared and then gets one
- * entry for the input graph plus one per registered pass (enabled or not).
+ * nothing runs.  g's shapes must be inferred (pg_ir_verify, then
+ * pg_ir_infer_shapes) since its last change.  log may be NULL; otherwise
+ * it is cleared and then gets one entry for the input graph plus one per
+ * registered pass (enabled or not).  On success g is verified and its
+ * shapes inferred: the driver does both after every pass that changed it.
  * A pass that leaves a graph that fails verification or shape inference is
  * reported as PG_ERR_INTERNAL naming the pass. */
 pg_status pg_passes_run(pg_graph *g, int level, const char *disabled_csv, pg_pass_log *log);

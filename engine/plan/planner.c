@@ -217,8 +217,8 @@ static uint64_t lay_out_online(pg_plan_buf **idx, int n, pg_plan_buf **by_end, h
 static pg_status place(pg_plan *p, const char *strategy)
 {
     int n = 0;
-    pg_plan_buf **idx = pg_malloc(sizeof *idx * (size_t)(p->n_bufs + 1));
-    pg_plan_buf **live = pg_malloc(sizeof *live * (size_t)(p->n_bufs + 1));
+    pg_plan_buf **idx = pg_obj_malloc(sizeof *idx * (size_t)(p->n_bufs + 1));
+    pg_plan_buf **live = pg_obj_malloc(sizeof *live * (size_t)(p->n_bufs + 1));
     if (!idx || !live) {
         pg_free(idx);
         pg_free(live);
@@ -229,7 +229,7 @@ static pg_status place(pg_plan *p, const char *strategy)
             idx[n++] = &p->bufs[i];
     uint64_t end = 0;
     if (n > PG_PLAN_EXACT_MAX && strcmp(strategy, "naive")) {
-        hole *h = pg_malloc(sizeof *h * (size_t)(n + 1));
+        hole *h = pg_obj_malloc(sizeof *h * (size_t)(n + 1));
         if (!h) {
             pg_free(idx);
             pg_free(live);
@@ -312,9 +312,9 @@ pg_status pg_plan_check(const pg_plan *p)
                            (long long)a->offset);
         n++;
     }
-    const pg_plan_buf **in = pg_malloc(sizeof *in * (size_t)(n + 1));
-    const pg_plan_buf **out = pg_malloc(sizeof *out * (size_t)(n + 1));
-    const pg_plan_buf **act = pg_malloc(sizeof *act * (size_t)(n + 1));
+    const pg_plan_buf **in = pg_obj_malloc(sizeof *in * (size_t)(n + 1));
+    const pg_plan_buf **out = pg_obj_malloc(sizeof *out * (size_t)(n + 1));
+    const pg_plan_buf **act = pg_obj_malloc(sizeof *act * (size_t)(n + 1));
     if (!in || !out || !act) {
         pg_free(in);
         pg_free(out);
@@ -384,11 +384,11 @@ pg_status pg_plan_build(const pg_graph *g, const char *strategy, const size_t *s
                        "greedy_by_first_use, naive)", strategy);
     snprintf(p->planner, sizeof p->planner, "%s", strategy);
     int nt = g->n_tensors;
-    p->order = pg_malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
-    p->t = pg_calloc((size_t)(nt + 1), sizeof(pg_plan_tensor));
+    p->order = pg_obj_malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
+    p->t = pg_obj_calloc((size_t)(nt + 1), sizeof(pg_plan_tensor));
     /* at most one buffer per tensor plus one scratch per step */
-    p->bufs = pg_calloc((size_t)(nt + g->n_nodes + 1), sizeof(pg_plan_buf));
-    p->scratch_buf = pg_malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
+    p->bufs = pg_obj_calloc((size_t)(nt + g->n_nodes + 1), sizeof(pg_plan_buf));
+    p->scratch_buf = pg_obj_malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
     if (!p->order || !p->t || !p->bufs || !p->scratch_buf) {
         pg_plan_free(p);
         return pg_fail(PG_ERR_NOMEM, "out of memory planning");
@@ -524,7 +524,7 @@ pg_status pg_plan_build(const pg_graph *g, const char *strategy, const size_t *s
         if (p->bufs[i].kind == PG_PLAN_ARENA)
             p->naive_bytes += p->bufs[i].bytes;
     /* live bytes per step as a running sum of +bytes at first, -bytes after last */
-    int64_t *delta = pg_calloc((size_t)S + 3, sizeof *delta);
+    int64_t *delta = pg_obj_calloc((size_t)S + 3, sizeof *delta);
     if (!delta) {
         pg_plan_free(p);
         return pg_fail(PG_ERR_NOMEM, "out of memory planning");

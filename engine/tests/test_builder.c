@@ -11,7 +11,9 @@
  * another batch compiles for it, reads the lent weight in place like the
  * original, and leaves the original as it was; a shape for a name that is
  * not an input is refused by name.  pg_compile_options.input_shapes does
- * the same on the original, leaving it at its own shapes. */
+ * the same on the original, leaving it at its own shapes.  And a clone's
+ * one block of records (pg_graph.block) under new readers and removals,
+ * and verification of the reader lists. */
 #include <stdint.h>
 #include <string.h>
 
@@ -208,6 +210,36 @@ int main(void)
               "unique name %d from a long prefix: '%s'", i, nm);
         OK(pg_graph_add_input(g, nm, PG_DTYPE_FLOAT32, 1, one));
     }
+    pg_graph_free(g);
+
+    /* a clone's records are carved from one block: new readers of a cloned
+     * tensor move its reader list out of it, removed nodes and tensors are
+     * not freed alone (ASan would see it), and verification checks every
+     * reader list against the inputs */
+    OK(pg_graph_new(&g));
+    OK(pg_graph_add_input(g, "x", PG_DTYPE_FLOAT32, 1, one));
+    const char *rx[1] = { "x" }, *ry[1] = { "y" };
+    OK(pg_graph_add_node(g, "Relu", "r1", rx, 1, ry, 1));
+    OK(pg_graph_add_output(g, "y"));
+    pg_graph *c = pg_ir_clone_lent(g);
+    CHECK(c && c->block, "a clone without its block");
+    int tx = pg_ir_find_tensor(c, "x"), tz = pg_ir_add_tensor(c, "z", PG_DTYPE_FLOAT32, -1, NULL);
+    for (int i = 0; i < 3; i++) {   /* x's reader list grows out of the block */
+        char nm[8] = { 'n', (char)('0' + i), 0 };
+        int id = pg_ir_add_node(c, "Relu", nm, &tx, 1, &tz, 1);
+        CHECK(id >= 0 && c->tensors[tx]->n_users == 2 && !c->tensors[tx]->users[0],
+              "reader %d of x not added", i);
+        if (i < 2)
+            pg_ir_remove_node(c, id);
+    }
+    OK(pg_ir_verify(c));
+    c->tensors[tx]->n_users--;
+    st = pg_ir_verify(c);
+    CHECK(st == PG_ERR_INTERNAL && strstr(pg_last_error(), "tensor 'x': its reader list (1)"),
+          "a reader list one short: %s, '%s'", pg_status_name(st), pg_last_error());
+    c->tensors[tx]->n_users++;
+    pg_ir_remove_node(c, 0);   /* r1, in the block */
+    pg_ir_free(c);
     pg_graph_free(g);
 
     printf("builder: %s\n", failures ? "FAILED" : "ok");
