@@ -7,19 +7,11 @@
 static const char gone_[1];
 #define GONE gone_
 
-static size_t hash(const char *s)
-{
-    size_t h = 1469598103934665603u;   /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
 int pg_namemap_get(const pg_namemap *m, const char *name)
 {
     if (!m->cap || !name)
         return -1;
-    size_t h = hash(name);
+    size_t h = pg_name_hash(name);
     for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
         const char *k = m->keys[i];
         if (!k)
@@ -46,7 +38,7 @@ static int grow(pg_namemap *m)
         const char *k = m->keys[i];
         if (!k || k == GONE)
             continue;
-        size_t j = hash(k) & (cap - 1);
+        size_t j = pg_name_hash(k) & (cap - 1);
         while (keys[j])
             j = (j + 1) & (cap - 1);
         keys[j] = k;
@@ -97,7 +89,7 @@ int pg_namemap_put(pg_namemap *m, const char *name, int id)
 {
     if ((m->used + 1) * 4 >= m->cap * 3 && grow(m))
         return -1;
-    size_t h = hash(name), i = h & (m->cap - 1), tomb = (size_t)-1;
+    size_t h = pg_name_hash(name), i = h & (m->cap - 1), tomb = (size_t)-1;
     for (;; i = (i + 1) & (m->cap - 1)) {
         const char *k = m->keys[i];
         if (!k)
@@ -125,7 +117,7 @@ void pg_namemap_del(pg_namemap *m, const char *name, int id)
 {
     if (!m->cap || !name)
         return;
-    size_t h = hash(name);
+    size_t h = pg_name_hash(name);
     for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
         const char *k = m->keys[i];
         if (!k)

@@ -20,6 +20,15 @@ typedef struct pg_namemap {
     size_t cap, used;    /* used: live + deleted slots */
 } pg_namemap;
 
+/* A name's hash (FNV-1a), for this table and the op table (opdefs.c). */
+static inline size_t pg_name_hash(const char *s)
+{
+    size_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
 /* The id stored for name, -1 if none. */
 int  pg_namemap_get(const pg_namemap *m, const char *name);
 /* Stores (or replaces) name -> id; -1 when out of memory. */

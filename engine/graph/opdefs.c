@@ -6,6 +6,7 @@
 #include "../core/error.h"
 #include "../exec/ops.h"
 #include "infer.h"
+#include "namemap.h"
 #include "opdefs.h"
 
 static const pg_opdef defs[] = {
@@ -44,13 +45,7 @@ const pg_opdef *pg_opdef_of(pg_opcode op)
 static struct { const char *name; pg_opcode op; } op_slots[OP_SLOTS];
 static pthread_once_t op_slots_once = PTHREAD_ONCE_INIT;
 
-static size_t op_hash(const char *s)
-{
-    size_t h = 1469598103934665603u;   /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h & (OP_SLOTS - 1);
-}
+static size_t op_hash(const char *s) { return pg_name_hash(s) & (OP_SLOTS - 1); }
 
 /* the first spelling of a name wins, as the walk of the table did */
 static void op_slot_put(const char *name, pg_opcode op)

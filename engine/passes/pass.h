@@ -39,8 +39,10 @@ void pg_pass_remove(pg_pass_ctx *c, pg_graph *g, int node, const char *fmt, ...)
  * after `prefix` ("ln" -> "ln", "ln_1", ...) with the given inputs and
  * outputs (the outputs are normally the last matched node's, so consumers
  * need no rewiring), and records all of it with the reason
- * "fused N nodes First..Last into Op 'name'".  Returns the new node id, or
- * -1 with the error set. */
+ * "fused N nodes First..Last into Op 'name'".  The outputs must have
+ * their shapes (the pattern's, or new tensors made with one): a fusion
+ * leaves the shapes as fresh as it found them (pg_pass_need_shapes).
+ * Returns the new node id, or -1 with the error set. */
 int pg_pass_fuse(pg_pass_ctx *c, pg_graph *g, const int *nodes, int n, const char *op_type,
                  const char *prefix, const int *inputs, int n_inputs, const int *outputs,
                  int n_outputs);
