@@ -174,14 +174,14 @@ class CompiledModel:
         self.inputs: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
         for i in range(lib.pg_model_input_count(self._m)):
             check(lib.pg_model_input_info(self._m, i, info))
-            self.inputs[cstr(info.name)] = (tuple(info.dims[d] for d in range(info.rank)), numpy_dtype(info.dtype))
+            self.inputs[cstr(info.name)] = (tuple(ffi.unpack(info.dims, info.rank)), numpy_dtype(info.dtype))
         self.outputs: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
         self._out_specs = []    # per output index: name, shape, dtype, bytes
         for i in range(lib.pg_model_output_count(self._m)):
             check(lib.pg_model_output_info(self._m, i, info))
-            spec = (tuple(info.dims[d] for d in range(info.rank)), numpy_dtype(info.dtype))
-            self.outputs[cstr(info.name)] = spec
-            self._out_specs.append((cstr(info.name), *spec, int(info.nbytes)))
+            name, spec = cstr(info.name), (tuple(ffi.unpack(info.dims, info.rank)), numpy_dtype(info.dtype))
+            self.outputs[name] = spec
+            self._out_specs.append((name, *spec, int(info.nbytes)))
         # the run arguments are built once: a run only fills them in
         n = len(self.inputs)
         self._names_c = [ffi.new("char[]", k.encode()) for k in self.inputs]
@@ -235,43 +235,47 @@ class CompiledModel:
                                        "through the LLM, which feeds its cache and positions")
 
     def _run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        keep = []
-        for i, (name, (shape, dt)) in enumerate(self.inputs.items()):
-            if name not in feeds:
-                raise KeyError(f"input {name!r} is not fed (inputs: {list(self.inputs)})")
-            a = np.asarray(feeds[name])
-            if a.dtype != dt and not np.can_cast(a.dtype, dt, "same_kind"):
-                raise DTypeError(f"feed {name!r} is {a.dtype}; the model takes {np.dtype(dt)} "
-                                 "(convert it explicitly)")
-            a = np.asarray(a, dtype=dt, order="C")   # (ascontiguousarray would make 0-d 1-d)
-            if a.shape != shape:
-                # let the engine phrase the error, with the actual shape
-                self._shape_c[i] = ffi.new("int64_t[]", list(a.shape) or [0])
-                self._shapes[i] = self._shape_c[i]
-                self._ranks[i] = a.ndim
-            keep.append(a)
-            self._data[i] = ffi.from_buffer(a) if a.size else ffi.NULL
-        extra = set(feeds) - set(self.inputs)
-        if extra:
-            raise KeyError(f"feeds {sorted(extra)} are not inputs of the model (inputs: {list(self.inputs)})")
-        # the outputs are computed straight into the arrays returned (64-byte
-        # aligned, so the engine's kernels may write them); no copy of the
-        # arena afterwards for those the plan gives a buffer of their own
-        out = {}
-        for i, (name, shape, dt, nbytes) in enumerate(self._out_specs):
-            raw = np.empty(nbytes + 64, np.uint8)
-            off = -raw.ctypes.data % 64
-            out[name] = raw[off:off + nbytes].view(dt).reshape(shape)
-            self._out_data[i] = ffi.cast("void *", raw.ctypes.data + off) if nbytes else ffi.NULL
-        try:
+        keep, reshaped = [], []
+        try:   # a feed of another shape changes the run arguments: put back after
+            for i, (name, (shape, dt)) in enumerate(self.inputs.items()):
+                if name not in feeds:
+                    raise KeyError(f"input {name!r} is not fed (inputs: {list(self.inputs)})")
+                a = np.asarray(feeds[name])
+                if a.dtype != dt and not np.can_cast(a.dtype, dt, "same_kind"):
+                    raise DTypeError(f"feed {name!r} is {a.dtype}; the model takes {np.dtype(dt)} "
+                                     "(convert it explicitly)")
+                a = np.asarray(a, dtype=dt, order="C")   # (ascontiguousarray would make 0-d 1-d)
+                if a.shape != shape:
+                    # let the engine phrase the error, with the actual shape
+                    self._shape_c[i] = ffi.new("int64_t[]", list(a.shape) or [0])
+                    self._shapes[i] = self._shape_c[i]
+                    self._ranks[i] = a.ndim
+                    reshaped.append(i)
+                keep.append(a)
+                self._data[i] = ffi.from_buffer(a) if a.size else ffi.NULL
+            extra = set(feeds) - set(self.inputs)
+            if extra:
+                raise KeyError(f"feeds {sorted(extra)} are not inputs of the model "
+                               f"(inputs: {list(self.inputs)})")
+            # the outputs are computed straight into the arrays returned (64-byte
+            # aligned, so the engine's kernels may write them); no copy of the
+            # arena afterwards for those the plan gives a buffer of their own
+            out = {}
+            for i, (name, shape, dt, nbytes) in enumerate(self._out_specs):
+                raw = np.empty(nbytes + 64, np.uint8)
+                p = ffi.from_buffer(raw)   # (raw.ctypes.data makes a ctypes object per read)
+                off = -int(ffi.cast("uintptr_t", p)) % 64
+                out[name] = raw[off:off + nbytes].view(dt).reshape(shape)
+                self._out_data[i] = p + off if nbytes else ffi.NULL
             check(lib.pg_model_run_into(self._m, len(self.inputs), self._names, self._data, self._ranks,
                                         self._shapes, len(self._out_specs), self._out_data))
         finally:
-            for i, (shape, _) in enumerate(self.inputs.values()):
-                if self._ranks[i] != len(shape) or tuple(self._shapes[i][d] for d in range(len(shape))) != shape:
-                    self._shape_c[i] = ffi.new("int64_t[]", list(shape) or [0])
-                    self._shapes[i] = self._shape_c[i]
-                    self._ranks[i] = len(shape)
+            shapes = list(self.inputs.values())
+            for i in reshaped:   # back to the model's own
+                shape = shapes[i][0]
+                self._shape_c[i] = ffi.new("int64_t[]", list(shape) or [0])
+                self._shapes[i] = self._shape_c[i]
+                self._ranks[i] = len(shape)
         return out
 
     __call__ = run

@@ -78,6 +78,20 @@ def test_wrong_shapes_and_bad_indices(mlp):
         m.run({"x": np.zeros((4, 16), np.float32), "ids": np.array([0, 1, 2, 10])})
 
 
+def test_a_refused_run_leaves_the_next_one_right(mlp):
+    """A feed of another shape is handed to the engine to name; whether the
+    engine refuses it or a later feed is missing (refused before the
+    engine runs), the model's own shapes are back for the next run."""
+    m, _ = mlp
+    ok = {"x": np.ones((4, 16), np.float32), "ids": np.arange(4)}
+    want = m.run(ok)["y"]
+    with pytest.raises(pg.ShapeError, match="feed 'x' has shape \\[4,15\\]"):
+        m.run({"x": np.zeros((4, 15), np.float32), "ids": np.arange(4)})
+    with pytest.raises(KeyError, match="'ids' is not fed"):
+        m.run({"x": np.zeros((4, 15), np.float32)})
+    np.testing.assert_array_equal(m.run(ok)["y"], want)
+
+
 def test_non_contiguous_read_only_nan(mlp):
     m, w = mlp
     r = np.random.default_rng(1)
