@@ -335,10 +335,9 @@ pg_status pg_compile(const pg_graph *src, const pg_compile_options *opts, pg_mod
     }
     m->g->precision = o.precision;
     m->g->topo_keep = 1;   /* the compile's own graph: one ordering per change */
-    for (int i = 0; i < o.n_input_shapes; i++)
-        if ((st = pg_graph_set_input_shape(m->g, o.input_shape_names[i], o.input_shape_ranks[i],
-                                           o.input_shape_dims[i])))
-            goto fail;
+    if ((st = pg_graph_set_input_shapes(m->g, o.n_input_shapes, o.input_shape_names,
+                                        o.input_shape_ranks, o.input_shape_dims)))
+        goto fail;
     if (o.weight_cache)
         key_lent_consts(m->g, o.weight_cache);
     if ((st = pg_ir_verify(m->g)) || (st = pg_ir_infer_shapes(m->g)))

@@ -271,10 +271,9 @@ pg_status pg_graph_copy(const pg_graph *g, pg_graph **out)
     return *out ? PG_OK : pg_last_status();
 }
 
-pg_status pg_graph_set_input_shape(pg_graph *g, const char *name, int rank, const int64_t *dims)
+static pg_status set_input_shape(pg_graph *g, const char *name, int rank, const int64_t *dims)
 {
-    pg_clear_error();
-    if (!g || !name)
+    if (!name)
         return pg_fail(PG_ERR_INVALID_ARG, "pg_graph_set_input_shape: NULL argument");
     int id = pg_ir_find_tensor(g, name);
     if (id < 0 || !g->tensors[id]->is_input)
@@ -283,7 +282,12 @@ pg_status pg_graph_set_input_shape(pg_graph *g, const char *name, int rank, cons
         return pg_fail(PG_ERR_SHAPE, "input '%s': rank %d with dims that are not all concrete",
                        name, rank);
     pg_ir_set_shape(g->tensors[id], rank, dims);
-    /* what was inferred from the old shape: unknown again */
+    return PG_OK;
+}
+
+/* what was inferred from the inputs' old shapes: unknown again */
+static void forget_inferred(pg_graph *g)
+{
     PG_IR_FOR_TENSORS(g, t) {
         if (t->is_input || t->is_const)
             continue;
@@ -291,6 +295,29 @@ pg_status pg_graph_set_input_shape(pg_graph *g, const char *name, int rank, cons
         pg_free(t->known);
         t->known = NULL;
     }
+}
+
+pg_status pg_graph_set_input_shape(pg_graph *g, const char *name, int rank, const int64_t *dims)
+{
+    pg_clear_error();
+    if (!g)
+        return pg_fail(PG_ERR_INVALID_ARG, "pg_graph_set_input_shape: NULL argument");
+    pg_status st = set_input_shape(g, name, rank, dims);
+    if (st == PG_OK)
+        forget_inferred(g);
+    return st;
+}
+
+pg_status pg_graph_set_input_shapes(pg_graph *g, int n, const char *const *names, const int *ranks,
+                                    const int64_t *const *dims)
+{
+    for (int i = 0; i < n; i++) {
+        pg_status st = set_input_shape(g, names[i], ranks[i], dims[i]);
+        if (st)
+            return st;
+    }
+    if (n > 0)
+        forget_inferred(g);
     return PG_OK;
 }
 

@@ -312,6 +312,11 @@ pg_status pg_ir_remove_tensor(pg_graph *g, int t);
 int       pg_ir_remove_unread_consts(pg_graph *g, const char *drop);
 /* Sets shape and row-major strides (rank <= PG_MAX_RANK). */
 void      pg_ir_set_shape(pg_tensor *t, int rank, const int64_t *shape);
+/* pg_graph_set_input_shape for n inputs at once (pg_compile's
+ * input_shapes, builder.c): what was inferred from the old shapes is
+ * forgotten once, not in a walk of the tensors per input. */
+pg_status pg_graph_set_input_shapes(pg_graph *g, int n, const char *const *names, const int *ranks,
+                                    const int64_t *const *dims);
 int64_t   pg_tensor_numel(const pg_tensor *t);   /* -1 if any dim unknown */
 /* Rows of A in a product A . W with a 2-D weight W [K, N] (A's elements
  * over K: what the product runs as one M x K matrix); -1 if unknown. */
