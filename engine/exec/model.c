@@ -3,8 +3,9 @@
  * Compile: copy the graph, verify, infer shapes, run the passes for the
  * level (each change verified and inferred again), plan memory, then
  * resolve every step (its executor, descriptors, scratch, output pointers)
- * and allocate the arena once.  Run: check and bind the feeds, point each step's inputs at their
- * homes, call the steps in order.  A run allocates nothing. */
+ * and allocate the arena once.  Run: check and bind the feeds, point each
+ * step's inputs at their homes, call the steps in order.  A run allocates
+ * nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -243,8 +243,10 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
     c->n_tensors = g->n_tensors;
     c->n_nodes = g->n_nodes;
     c->name_seq = g->name_seq;
-    memset(c->tensors, 0, sizeof(pg_tensor *) * (size_t)g->n_tensors);
-    memset(c->nodes, 0, sizeof(pg_node *) * (size_t)g->n_nodes);
+    for (int i = 0; i < g->n_tensors; i++)   /* (no memset: NULL arrays of an empty graph) */
+        c->tensors[i] = NULL;
+    for (int i = 0; i < g->n_nodes; i++)
+        c->nodes[i] = NULL;
     carver k = { NULL, 0 };
     carve_records(&k, g, c);
     if (!(k.at = c->block = pg_obj_malloc(k.used ? k.used : 1)))
@@ -281,9 +283,9 @@ static pg_graph *clone(const pg_graph *g, int borrowed)
         if (!d->attrs)
             goto oom;
         d->n_attrs = n->n_attrs;
-        for (int k2 = 0; k2 < n->n_attrs; k2++) {
-            const pg_attr *a = &n->attrs[k2];
-            pg_attr *b = &d->attrs[k2];
+        for (int j = 0; j < n->n_attrs; j++) {
+            const pg_attr *a = &n->attrs[j];
+            pg_attr *b = &d->attrs[j];
             *b = *a;
             b->name = pg_strdup(a->name);
             b->ints = dup_obj(a->ints, sizeof(int64_t) * (size_t)a->n);
