@@ -587,23 +587,19 @@ pg_status pg_ir_remove_tensor(pg_graph *g, int t)
     return PG_OK;
 }
 
-int pg_ir_remove_unread_consts(pg_graph *g, const char *drop)
+int pg_ir_remove_unread_consts(pg_graph *g)
 {
-    char *read = pg_obj_calloc((size_t)g->n_tensors + 1, 1);
-    if (!read)
+    char *held = pg_obj_calloc((size_t)g->n_tensors + 1, 1);   /* an attribute's value */
+    if (!held)
         return 0;   /* nothing removed: only memory is lost */
-    PG_IR_FOR_NODES(g, n) {
-        for (int i = 0; i < n->n_inputs; i++)
-            if (n->inputs[i] >= 0)
-                read[n->inputs[i]] = 1;
+    PG_IR_FOR_NODES(g, n)
         for (int i = 0; i < n->n_attrs; i++)
             if (n->attrs[i].type == PG_ATTR_TENSOR && n->attrs[i].tensor >= 0 &&
                 n->attrs[i].tensor < g->n_tensors)
-                read[n->attrs[i].tensor] = 1;
-    }
+                held[n->attrs[i].tensor] = 1;
     int removed = 0;
     PG_IR_FOR_TENSORS(g, t) {
-        if (!drop[t->id] || read[t->id] || !t->is_const || t->is_input || t->n_output_refs ||
+        if (t->n_users || held[t->id] || !t->is_const || t->is_input || t->n_output_refs ||
             t->producer >= 0)
             continue;
         pg_namemap_del(&g->tensor_names, t->name, t->id);
@@ -611,7 +607,7 @@ int pg_ir_remove_unread_consts(pg_graph *g, const char *drop)
         free_tensor(g, t);
         removed++;
     }
-    pg_free(read);
+    pg_free(held);
     return removed;
 }
 

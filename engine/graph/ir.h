@@ -305,11 +305,11 @@ const char *pg_ir_unique_name(pg_graph *g, const char *prefix, char *buf, size_t
 /* Removes a tensor that no live node reads or writes and that is not a
  * graph input/output. */
 pg_status pg_ir_remove_tensor(pg_graph *g, int t);
-/* Removes the constants marked in drop[] (n_tensors entries) that no node
- * reads, as an input or as an attribute's value, and that are not graph
- * outputs: one pass over the graph for all of them (pg_ir_remove_tensor
- * scans every node's attributes for each).  Returns how many went. */
-int       pg_ir_remove_unread_consts(pg_graph *g, const char *drop);
+/* Removes the constants no node reads (an empty reader list), that are not
+ * an attribute's value and not graph outputs: one pass over the graph for
+ * all of them (pg_ir_remove_tensor scans every node's attributes for
+ * each).  Returns how many went. */
+int       pg_ir_remove_unread_consts(pg_graph *g);
 /* Sets shape and row-major strides (rank <= PG_MAX_RANK). */
 void      pg_ir_set_shape(pg_tensor *t, int rank, const int64_t *shape);
 /* pg_graph_set_input_shape for n inputs at once (pg_compile's

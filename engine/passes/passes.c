@@ -183,19 +183,6 @@ static pg_status parse_disabled(const char *csv, int *off)
     return PG_OK;
 }
 
-/* Removes constants nothing reads any more (weights a fusion replaced by a
- * concatenated copy, the small scalars of a fused pattern): they are not
- * nodes, so no note; they only cost memory. */
-static void drop_unused_constants(pg_graph *g)
-{
-    char *all = malloc((size_t)g->n_tensors + 1);
-    if (!all)
-        return;   /* only memory is lost */
-    memset(all, 1, (size_t)g->n_tensors + 1);
-    pg_ir_remove_unread_consts(g, all);
-    free(all);
-}
-
 pg_status pg_passes_run(pg_graph *g, int level, const char *disabled_csv, pg_pass_log *log)
 {
     if (!g)
@@ -243,7 +230,10 @@ pg_status pg_passes_run(pg_graph *g, int level, const char *disabled_csv, pg_pas
                                    msg);
                 }
                 c.shapes_stale = 0;
-                drop_unused_constants(g);
+                /* constants nothing reads any more (weights a fusion
+                 * replaced by a concatenated copy, the small scalars of a
+                 * fused pattern): not nodes, so no note; only memory */
+                pg_ir_remove_unread_consts(g);
             }
             if (st != PG_OK) {
                 /* keep the pass's own message, prefixed with its name */
