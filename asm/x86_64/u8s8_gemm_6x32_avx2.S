@@ -33,7 +33,9 @@
  * ymm13, A in ymm14, the products in ymm15.  A group of 4 k is 12
  * vpmaddwd + 12 vpaddd on 2 widening loads and 6 broadcasts.  The
  * accumulators live in a stack buffer between chunks.  A row past mr
- * aliases row 0.
+ * aliases row 0; a tile of at most 4 (2) rows runs passes without the
+ * products of rows 4-5 (2-5), which the epilogue would not store (M = 128
+ * ends in a 2-row tile that cost a 6-row one: ~2% of such a product).
  *
  * Epilogue: u8s8_tile_avx2.h, from the 6 x 32 int32 buffer (shared
  * with the avxvnni kernel).
@@ -124,16 +126,21 @@
         vpaddd  \a1, \a1, ymm15
 .endm
 
-/* group u of 4 k: the pass's 32 bytes of B at rdx + 128 u */
-.macro GROUP u
+/* group u of 4 k for the first \rows rows (2, 4 or 6): the pass's 32
+ * bytes of B at rdx + 128 u */
+.macro GROUP rows, u
         vpmovsxbw ymm12, xmmword ptr [rdx + 128 * \u]
         vpmovsxbw ymm13, xmmword ptr [rdx + 128 * \u + 16]
         ROW     rcx, ymm0, ymm1, \u
         ROW     r10, ymm2, ymm3, \u
+.if \rows > 2
         ROW     r11, ymm4, ymm5, \u
         ROW     r12, ymm6, ymm7, \u
+.endif
+.if \rows > 4
         ROW     r13, ymm8, ymm9, \u
         ROW     r14, ymm10, ymm11, \u
+.endif
 .endm
 
 /* the 12 accumulators of pass \q from / to the buffer between chunks */
@@ -156,11 +163,11 @@
         vmovdqa [rsp + 128 * \r + 32 * \q], \a0
 .endm
 
-/* pass q (columns 8q .. 8q + 7) over the chunk: rbx its first k, r8 its
+/* pass q (columns 8q .. 8q + 7) of the first \rows rows over the chunk: rbx its first k, r8 its
  * widened bytes (8 per group), r15 k; the accumulators start at zero in the first
  * chunk and go to the products buffer after the last (a K of at most KC
  * never touches the buffer between); two groups an iteration */
-.macro PASS q
+.macro PASS q, rows
         cmp     S_NR, 8 * \q
         jbe     9f
         test    rbx, rbx
@@ -178,15 +185,15 @@
         shr     rsi, 4                          /* pairs of groups */
         jz      2f
         .p2align 4
-1:      GROUP   0
-        GROUP   1
+1:      GROUP   \rows, 0
+        GROUP   \rows, 1
         add     rdx, 256
         add     rax, 16
         dec     rsi
         jnz     1b
 2:      test    r8, 8                           /* a group left */
         jz      3f
-        GROUP   0
+        GROUP   \rows, 0
 3:      lea     rax, [rbx + KC]
         cmp     rax, r15                        /* the last chunk? */
         jae     6f
@@ -199,6 +206,14 @@
         REDUCE  \q, 4, ymm8, ymm9
         REDUCE  \q, 5, ymm10, ymm11
 9:
+.endm
+
+/* the four passes of the chunk over the first \rows rows */
+.macro PASSES rows
+        PASS    0, \rows
+        PASS    1, \rows
+        PASS    2, \rows
+        PASS    3, \rows
 .endm
 
         .text
@@ -239,10 +254,18 @@ PG_FUNC(pg_u8s8_gemm_6x32_avx2)
         FOR_ROWS AT_AW
 .Lpasses:
         add     r8, r8                          /* widened bytes */
-        PASS    0
-        PASS    1
-        PASS    2
-        PASS    3
+        cmp     S_MR, 4                         /* a short tile skips rows 4-5 (2-5) */
+        ja      .Lpasses6
+        cmp     S_MR, 2
+        ja      .Lpasses4
+        PASSES  2
+        jmp     .Lchunk_done
+.Lpasses4:
+        PASSES  4
+        jmp     .Lchunk_done
+.Lpasses6:
+        PASSES  6
+.Lchunk_done:
         shr     r8, 1
         add     rbx, r8
         cmp     rbx, r15

@@ -31,28 +31,33 @@
 #define PG_U8S8_TILE_AVX2_H
 
 /* The products of the kernels that read the packed groups as they are
- * (4 k x 8 columns a dword lane: avxvnni, avx2_maddubs): U8S8_HALF off runs
- * one half of the tile, 16 columns, over the whole k (r15 groups of 4 k,
+ * (4 k x 8 columns a dword lane: avxvnni, avx2_maddubs): U8S8_HALF off, rows
+ * runs one half of the tile, 16 columns, over the whole k (r15 groups of 4 k,
  * the panel at r9 + off) into the products buffer, on the kernel's own
  * ROW ra, a0, a1, t, u macro: row ra's 4 bytes at ra + rax + 4 u against
  * B's two vectors ymm12, ymm13, added into a0 / a1 (t: ymm14 or ymm15 in
  * turn, free for it).  12 accumulators ymm0-ymm11 (row r in ymm[2r],
  * ymm[2r+1]); rax, rbx and rdx are clobbered. */
-/* group u of 4 k: B at rdx + 128 u, A at row + rax + 4 u */
-.macro U8S8_GROUP u
+/* group u of 4 k for the first \rows rows (2, 4 or 6): B at rdx + 128 u,
+ * A at row + rax + 4 u */
+.macro U8S8_GROUP rows, u
         vmovdqu ymm12, [rdx + 128 * \u]
         vmovdqu ymm13, [rdx + 128 * \u + 32]
         ROW     rcx, ymm0, ymm1, ymm14, \u
         ROW     r10, ymm2, ymm3, ymm15, \u
+.if \rows > 2
         ROW     r11, ymm4, ymm5, ymm14, \u
         ROW     r12, ymm6, ymm7, ymm15, \u
+.endif
+.if \rows > 4
         ROW     r13, ymm8, ymm9, ymm14, \u
         ROW     r14, ymm10, ymm11, ymm15, \u
+.endif
 .endm
 
 /* one half: the panel from r9 + \off (r9 kept), the buffer columns at \off;
- * two groups an iteration */
-.macro U8S8_HALF off
+ * two groups an iteration, over the first \rows rows (the others stay 0) */
+.macro U8S8_HALF off, rows
         vpxor   ymm0, ymm0, ymm0
         vpxor   ymm1, ymm1, ymm1
         vpxor   ymm2, ymm2, ymm2
@@ -71,15 +76,15 @@
         shr     rbx, 1
         jz      4f
         .p2align 4
-1:      U8S8_GROUP 0
-        U8S8_GROUP 1
+1:      U8S8_GROUP \rows, 0
+        U8S8_GROUP \rows, 1
         add     rax, 8
         add     rdx, 256
         dec     rbx
         jnz     1b
 4:      test    r15, 1
         jz      2f
-        U8S8_GROUP 0
+        U8S8_GROUP \rows, 0
 2:      vmovdqa [rsp + \off], ymm0
         vmovdqa [rsp + \off + 32], ymm1
         vmovdqa [rsp + \off + 128], ymm2
@@ -95,20 +100,37 @@
 .endm
 
 
+/* both halves (the second only for nr > 16) over the first \rows rows */
+.macro U8S8_HALVES rows
+        U8S8_HALF 0, \rows
+        cmp     rsi, 16
+        jbe     3f
+        U8S8_HALF 64, \rows
+3:
+.endm
+
 /* The whole tile of such a kernel, between its PG_FUNC and PG_ENDFUNC
- * (the products, the epilogue, the return; \done a label of its own). */
+ * (the products, the epilogue, the return; \done a label of its own).
+ * A tile of at most 4 (2) rows runs the products without rows 4-5 (2-5),
+ * which the epilogue would not store: M = 128 ends in a 2-row tile. */
 .macro U8S8_HALVES_TILE done
         U8S8_ENTER 832
         mov     r15, rdx
         shr     r15, 2                          /* groups of 4 k */
-        U8S8_HALF 0
-        cmp     rsi, 16
-        jbe     3f
-        U8S8_HALF 64
-3:
+        cmp     rdi, 4
+        ja      6f
+        cmp     rdi, 2
+        ja      5f
+        U8S8_HALVES 2
+        jmp     7f
+5:      U8S8_HALVES 4
+        jmp     7f
+6:      U8S8_HALVES 6
+7:
         U8S8_EPILOGUE_6x32 \done
 \done:  U8S8_LEAVE
 .endm
+
 
 #define ARG_C   [rbp + 16]
 #define ARG_LDC [rbp + 24]
