@@ -368,16 +368,37 @@ static void users_del(pg_tensor *t, int node)
         }
 }
 
+/* prefix cut to fit room bytes, then suffix (both copied by hand: a
+ * compile makes ~130 names, and snprintf's "%.*s%s" was ~2% of it) */
+static void join_name(char *buf, size_t cap, const char *prefix, const char *suffix, size_t sl)
+{
+    size_t room = cap - 1 > sl ? cap - 1 - sl : 0, pl = strnlen(prefix, room);
+    memcpy(buf, prefix, pl);
+    if (sl > cap - 1 - pl)
+        sl = cap - 1 - pl;
+    memcpy(buf + pl, suffix, sl);
+    buf[pl + sl] = 0;
+}
+
 const char *pg_ir_unique_name(pg_graph *g, const char *prefix, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s", prefix);
+    if (!cap)
+        return buf;
+    join_name(buf, cap, prefix, "", 0);
     while (pg_ir_find_tensor(g, buf) >= 0 || node_name_used(g, buf)) {
         /* the prefix gives way to the suffix: cut at cap, "prefix_N" of a
          * long prefix would be the taken name again, for ever */
-        char suffix[24];
-        int sl = snprintf(suffix, sizeof suffix, "_%d", ++g->name_seq);
-        int room = (int)cap - 1 - sl;
-        snprintf(buf, cap, "%.*s%s", room > 0 ? room : 0, prefix, suffix);
+        char digits[16], suffix[24];
+        unsigned v = (unsigned)++g->name_seq;
+        int nd = 0;
+        do
+            digits[nd++] = (char)('0' + v % 10);
+        while ((v /= 10) > 0);
+        size_t sl = 0;
+        suffix[sl++] = '_';
+        while (nd)
+            suffix[sl++] = digits[--nd];
+        join_name(buf, cap, prefix, suffix, sl);
     }
     return buf;
 }
@@ -442,7 +463,7 @@ int pg_ir_add_tensor(pg_graph *g, const char *name, pg_dtype dt, int rank, const
         return pg_fail(PG_ERR_NOMEM, "out of memory adding tensor '%s'", name), -1;
     }
     t->id = g->n_tensors;
-    if (pg_namemap_put(&g->tensor_names, t->name, t->id)) {
+    if (pg_namemap_put(&g->tensor_names, t->name, t->id, &t->name_tag)) {
         free_tensor(g, t);
         return pg_fail(PG_ERR_NOMEM, "out of memory adding tensor '%s'", name), -1;
     }
@@ -488,7 +509,7 @@ static int add_const(pg_graph *g, const char *name, pg_dtype dt, int rank, const
     if (!t->data) {
         g->tensors[id] = NULL;
         g->n_tensors--;
-        pg_namemap_del(&g->tensor_names, t->name, id);
+        pg_namemap_del(&g->tensor_names, t->name, t->name_tag, id);
         free_tensor(g, t);
         return pg_fail(PG_ERR_NOMEM, "out of memory for constant '%s' (%zu bytes)", name ? name : "?", nb), -1;
     }
@@ -581,7 +602,7 @@ pg_status pg_ir_remove_tensor(pg_graph *g, int t)
         return pg_fail(PG_ERR_GRAPH, "tensor '%s' is a graph input or output", tt->name);
     if (tt->is_const && attr_refers(g, t))
         return pg_fail(PG_ERR_GRAPH, "tensor '%s' is a node attribute's value", tt->name);
-    pg_namemap_del(&g->tensor_names, tt->name, t);
+    pg_namemap_del(&g->tensor_names, tt->name, tt->name_tag, t);
     free_tensor(g, tt);
     g->tensors[t] = NULL;
     return PG_OK;
@@ -602,7 +623,7 @@ int pg_ir_remove_unread_consts(pg_graph *g)
         if (t->n_users || held[t->id] || !t->is_const || t->is_input || t->n_output_refs ||
             t->producer >= 0)
             continue;
-        pg_namemap_del(&g->tensor_names, t->name, t->id);
+        pg_namemap_del(&g->tensor_names, t->name, t->name_tag, t->id);
         g->tensors[t->id] = NULL;
         free_tensor(g, t);
         removed++;
@@ -677,7 +698,7 @@ int pg_ir_add_node(pg_graph *g, const char *op_type, const char *name,
     n->n_outputs = n_outputs;
     n->op = pg_ir_op_from_name(op_type);
     n->id = g->n_nodes;
-    if (pg_namemap_put(&g->node_names, n->name, n->id)) {
+    if (pg_namemap_put(&g->node_names, n->name, n->id, &n->name_tag)) {
         free_node(g, n);
         return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
     }
@@ -686,7 +707,7 @@ int pg_ir_add_node(pg_graph *g, const char *op_type, const char *name,
             for (int j = 0; j < i; j++)
                 if (inputs[j] >= 0)
                     users_del(g->tensors[inputs[j]], n->id);
-            pg_namemap_del(&g->node_names, n->name, n->id);
+            pg_namemap_del(&g->node_names, n->name, n->name_tag, n->id);
             free_node(g, n);
             return pg_fail(PG_ERR_NOMEM, "out of memory adding node '%s'", name), -1;
         }
@@ -710,7 +731,7 @@ void pg_ir_remove_node(pg_graph *g, int node)
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] >= 0 && g->tensors[n->inputs[i]])
             users_del(g->tensors[n->inputs[i]], node);
-    pg_namemap_del(&g->node_names, n->name, node);
+    pg_namemap_del(&g->node_names, n->name, n->name_tag, node);
     free_node(g, n);
     g->nodes[node] = NULL;
     g->topo_gen++;
@@ -948,7 +969,7 @@ int pg_ir_remove_dead(pg_graph *g)
         if (!t->is_input && !t->n_output_refs && !t->n_users && !mark[t->id] &&
             pg_ir_producer(g, t->id) < 0) {
             int id = t->id;   /* read before free_tensor frees t */
-            pg_namemap_del(&g->tensor_names, t->name, id);
+            pg_namemap_del(&g->tensor_names, t->name, t->name_tag, id);
             free_tensor(g, t);
             g->tensors[id] = NULL;
         }

@@ -149,6 +149,7 @@ typedef enum pg_layout {
 typedef struct pg_tensor {
     int       id;                    /* index in g->tensors */
     char     *name;                  /* unique in the graph, owned */
+    unsigned  name_tag;              /* its tensor_names tag (namemap.h) */
     pg_dtype  dtype;                 /* PG_DTYPE_UNDEFINED until inferred */
     int       rank;                  /* -1 until inferred */
     int64_t   shape[PG_MAX_RANK];    /* -1: unknown */
@@ -210,6 +211,7 @@ typedef struct pg_attr {
 typedef struct pg_node {
     int       id;          /* index in g->nodes */
     char     *name;        /* unique-ish, owned (generated when not given) */
+    unsigned  name_tag;    /* its node_names tag (namemap.h) */
     char     *op_type;     /* as given ("MatMul"), owned */
     pg_opcode op;          /* resolved op_type, PG_OP_UNKNOWN if unknown */
     int       n_inputs;

@@ -38,7 +38,7 @@ static int grow(pg_namemap *m)
         const char *k = m->keys[i];
         if (!k || k == GONE)
             continue;
-        size_t j = pg_name_hash(k) & (cap - 1);
+        size_t j = m->tags[i] & (cap - 1);   /* the hash's low bits (cap < 2^32) */
         while (keys[j])
             j = (j + 1) & (cap - 1);
         keys[j] = k;
@@ -85,11 +85,13 @@ fail:
     return -1;
 }
 
-int pg_namemap_put(pg_namemap *m, const char *name, int id)
+int pg_namemap_put(pg_namemap *m, const char *name, int id, unsigned *tag)
 {
     if ((m->used + 1) * 4 >= m->cap * 3 && grow(m))
         return -1;
     size_t h = pg_name_hash(name), i = h & (m->cap - 1), tomb = (size_t)-1;
+    if (tag)
+        *tag = (unsigned)h;
     for (;; i = (i + 1) & (m->cap - 1)) {
         const char *k = m->keys[i];
         if (!k)
@@ -113,16 +115,18 @@ int pg_namemap_put(pg_namemap *m, const char *name, int id)
     return 0;
 }
 
-void pg_namemap_del(pg_namemap *m, const char *name, int id)
+void pg_namemap_del(pg_namemap *m, const char *name, unsigned tag, int id)
 {
     if (!m->cap || !name)
         return;
-    size_t h = pg_name_hash(name);
-    for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+    /* a tag is the hash's low 32 bits, all the probe start reads (cap is a
+     * power of two under 2^32); the entry's key is usually the owner's own
+     * string */
+    for (size_t i = tag & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
         const char *k = m->keys[i];
         if (!k)
             return;
-        if (m->tags[i] == (unsigned)h && k != GONE && !strcmp(k, name)) {
+        if (m->tags[i] == tag && k != GONE && (k == name || !strcmp(k, name))) {
             if (m->vals[i] == id)
                 m->keys[i] = GONE;
             return;

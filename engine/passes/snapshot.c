@@ -334,7 +334,7 @@ void pg_snap_mark_fused(pg_pass_log *log, const char *node)
         log->cap_fused = ncap;
     }
     if (!(log->fused[log->n_fused] = strdup(node)) ||
-        pg_namemap_put(&log->fused_names, log->fused[log->n_fused], log->n_fused) < 0) {
+        pg_namemap_put(&log->fused_names, log->fused[log->n_fused], log->n_fused, NULL) < 0) {
         free(log->fused[log->n_fused]);
         log->oom = 1;
         return;

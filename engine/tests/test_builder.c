@@ -210,6 +210,12 @@ int main(void)
               "unique name %d from a long prefix: '%s'", i, nm);
         OK(pg_graph_add_input(g, nm, PG_DTYPE_FLOAT32, 1, one));
     }
+    /* a taken short prefix: "_" and the next sequence number */
+    OK(pg_graph_add_input(g, "p", PG_DTYPE_FLOAT32, 1, one));
+    char seqname[32];
+    snprintf(seqname, sizeof seqname, "p_%d", g->name_seq + 1);
+    const char *pn = pg_ir_unique_name(g, "p", gen, sizeof gen);
+    CHECK(!strcmp(pn, seqname), "unique name from a taken 'p': '%s', not '%s'", pn, seqname);
     pg_graph_free(g);
 
     /* a clone's records are carved from one block: new readers of a cloned
