@@ -20,6 +20,9 @@
 #include "infer.h"
 
 #define FAIL PG_INFER_FAIL
+/* failures that show two tensors' shapes (formatted only then) */
+#define FAIL_AB(...) PG_INFER_FAIL_AB(a, sa, b, sb, __VA_ARGS__)
+#define FAIL_XS(...) PG_INFER_FAIL_AB(x, sx, s, ss, __VA_ARGS__)
 
 static int is_q8(pg_dtype dt) { return dt == PG_DTYPE_UINT8 || dt == PG_DTYPE_INT8; }
 
@@ -29,8 +32,6 @@ static pg_status check_scale(pg_infer_ctx *c, const pg_tensor *x)
 {
     const pg_tensor *s = c->in[1];
     char sx[128], ss[128];
-    pg_infer_shape_str(x, sx, sizeof sx);
-    pg_infer_shape_str(s, ss, sizeof ss);
     if (s->dtype != PG_DTYPE_FLOAT32)
         return FAIL(PG_ERR_DTYPE, "scale '%s' is %s; float32 scales only", s->name, pg_dtype_name(s->dtype));
     int64_t bs = pg_ir_attr_int(c->n, "block_size", 0);
@@ -42,22 +43,22 @@ static pg_status check_scale(pg_infer_ctx *c, const pg_tensor *x)
     } else {
         int axis = pg_norm_axis(pg_ir_attr_int(c->n, "axis", 1), x->rank);
         if (axis < 0)
-            return FAIL(PG_ERR_SHAPE, "axis %lld is out of range for x %s",
-                        (long long)pg_ir_attr_int(c->n, "axis", 1), sx);
+            return FAIL_XS(PG_ERR_SHAPE, "axis %lld is out of range for x %s",
+                           (long long)pg_ir_attr_int(c->n, "axis", 1), sx);
         int64_t D = x->shape[axis];
         if (bs == 0) {
             if (s->rank != 1 || ns != D)
-                return FAIL(PG_ERR_SHAPE, "scale '%s' %s is neither one value nor %lld values "
-                            "(x %s, axis %d)", s->name, ss, (long long)D, sx, axis);
+                return FAIL_XS(PG_ERR_SHAPE, "scale '%s' %s is neither one value nor %lld values "
+                               "(x %s, axis %d)", s->name, ss, (long long)D, sx, axis);
         } else {
             if (s->rank != x->rank)
-                return FAIL(PG_ERR_SHAPE, "blocked scale '%s' %s must have x's rank (x %s)", s->name,
-                            ss, sx);
+                return FAIL_XS(PG_ERR_SHAPE, "blocked scale '%s' %s must have x's rank (x %s)", s->name,
+                               ss, sx);
             for (int d = 0; d < x->rank; d++) {
                 int64_t want = d == axis ? (x->shape[d] + bs - 1) / bs : x->shape[d];
                 if (s->shape[d] != want)
-                    return FAIL(PG_ERR_SHAPE, "blocked scale '%s' %s does not fit x %s with "
-                                "block_size %lld on axis %d", s->name, ss, sx, (long long)bs, axis);
+                    return FAIL_XS(PG_ERR_SHAPE, "blocked scale '%s' %s does not fit x %s with "
+                                   "block_size %lld on axis %d", s->name, ss, sx, (long long)bs, axis);
             }
         }
     }
@@ -69,8 +70,8 @@ static pg_status check_scale(pg_infer_ctx *c, const pg_tensor *x)
         if (!same) {
             char sz[128];
             pg_infer_shape_str(z, sz, sizeof sz);
-            return FAIL(PG_ERR_SHAPE, "zero point '%s' %s and scale '%s' %s differ in shape", z->name,
-                        sz, s->name, ss);
+            return FAIL_XS(PG_ERR_SHAPE, "zero point '%s' %s and scale '%s' %s differ in shape", z->name,
+                           sz, s->name, ss);
         }
     }
     return PG_OK;
@@ -144,22 +145,20 @@ static pg_status matmul_shape(pg_infer_ctx *c, int ia, int ib, int *rank, int64_
 {
     const pg_tensor *a = c->in[ia], *b = c->in[ib];
     char sa[128], sb[128];
-    pg_infer_shape_str(a, sa, sizeof sa);
-    pg_infer_shape_str(b, sb, sizeof sb);
     if (a->rank < 1 || b->rank < 1)
-        return FAIL(PG_ERR_SHAPE, "inputs must have rank >= 1 (A %s, B %s)", sa, sb);
+        return FAIL_AB(PG_ERR_SHAPE, "inputs must have rank >= 1 (A %s, B %s)", sa, sb);
     int64_t K = a->shape[a->rank - 1];
     int64_t Kb = b->rank == 1 ? b->shape[0] : b->shape[b->rank - 2];
     if (K != Kb)
-        return FAIL(PG_ERR_SHAPE, "A '%s' %s and B '%s' %s: inner dimensions %lld and %lld differ",
-                    a->name, sa, b->name, sb, (long long)K, (long long)Kb);
+        return FAIL_AB(PG_ERR_SHAPE, "A '%s' %s and B '%s' %s: inner dimensions %lld and %lld differ",
+                       a->name, sa, b->name, sb, (long long)K, (long long)Kb);
     int ra = a->rank >= 2 ? a->rank - 2 : 0, rb = b->rank >= 2 ? b->rank - 2 : 0;
     int r = ra > rb ? ra : rb;
     for (int d = 0; d < r; d++) {
         int64_t da = d - (r - ra) >= 0 ? a->shape[d - (r - ra)] : 1;
         int64_t db = d - (r - rb) >= 0 ? b->shape[d - (r - rb)] : 1;
         if (da != db && da != 1 && db != 1)
-            return FAIL(PG_ERR_SHAPE, "batch dims of %s and %s do not broadcast", sa, sb);
+            return FAIL_AB(PG_ERR_SHAPE, "batch dims of %s and %s do not broadcast", sa, sb);
         shape[d] = da == 1 ? db : da;
     }
     int o = r;

@@ -311,6 +311,9 @@ pg_status pg_infer_reduce(pg_infer_ctx *c)
     return PG_OK;
 }
 
+/* a failure that shows both operands' shapes (formatted only then) */
+#define FAIL_AB(...) PG_INFER_FAIL_AB(a, sa, b, sb, __VA_ARGS__)
+
 pg_status pg_infer_matmul(pg_infer_ctx *c)
 {
     pg_opcode op = c->n->op;
@@ -319,17 +322,15 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
         return st;
     const pg_tensor *a = c->in[0], *b = c->in[1];
     char sa[128], sb[128];
-    pg_infer_shape_str(a, sa, sizeof sa);
-    pg_infer_shape_str(b, sb, sizeof sb);
     if (op == PG_OP_GEMM) {
         if (a->rank != 2 || b->rank != 2)
-            return FAIL(PG_ERR_SHAPE, "A %s and B %s must be 2-D", sa, sb);
+            return FAIL_AB(PG_ERR_SHAPE, "A %s and B %s must be 2-D", sa, sb);
         int ta = (int)pg_ir_attr_int(c->n, "transA", 0), tb = (int)pg_ir_attr_int(c->n, "transB", 0);
         int64_t M = a->shape[ta ? 1 : 0], K = a->shape[ta ? 0 : 1];
         int64_t K2 = b->shape[tb ? 1 : 0], N = b->shape[tb ? 0 : 1];
         if (K != K2)
-            return FAIL(PG_ERR_SHAPE, "A %s and B %s: inner dimensions %lld and %lld differ "
-                        "(transA=%d, transB=%d)", sa, sb, (long long)K, (long long)K2, ta, tb);
+            return FAIL_AB(PG_ERR_SHAPE, "A %s and B %s: inner dimensions %lld and %lld differ "
+                           "(transA=%d, transB=%d)", sa, sb, (long long)K, (long long)K2, ta, tb);
         int64_t shape[2] = { M, N };
         if (has_in(c, 2)) {
             const pg_tensor *bias = c->in[2];
@@ -351,13 +352,13 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
     if (a->rank < 1 || b->rank < 1)
         return FAIL(PG_ERR_SHAPE, "MatMul inputs must have rank >= 1");
     if (op != PG_OP_MATMUL && b->rank != 2)
-        return FAIL(PG_ERR_SHAPE, "the weight '%s' %s must be 2-D", b->name, sb);
+        return FAIL_AB(PG_ERR_SHAPE, "the weight '%s' %s must be 2-D", b->name, sb);
     int64_t K = a->shape[a->rank - 1];
     int64_t Kb = b->rank == 1 ? b->shape[0] : b->shape[b->rank - 2];
     int64_t N = b->rank == 1 ? 1 : b->shape[b->rank - 1];
     if (K != Kb)
-        return FAIL(PG_ERR_SHAPE, "A '%s' %s and B '%s' %s: inner dimensions %lld and %lld differ",
-                    a->name, sa, b->name, sb, (long long)K, (long long)Kb);
+        return FAIL_AB(PG_ERR_SHAPE, "A '%s' %s and B '%s' %s: inner dimensions %lld and %lld differ",
+                       a->name, sa, b->name, sb, (long long)K, (long long)Kb);
     /* batch dims broadcast */
     int ra = a->rank >= 2 ? a->rank - 2 : 0, rb = b->rank >= 2 ? b->rank - 2 : 0;
     int r = ra > rb ? ra : rb;
@@ -366,7 +367,7 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
         int64_t da = d - (r - ra) >= 0 ? a->shape[d - (r - ra)] : 1;
         int64_t db = d - (r - rb) >= 0 ? b->shape[d - (r - rb)] : 1;
         if (da != db && da != 1 && db != 1)
-            return FAIL(PG_ERR_SHAPE, "batch dims of %s and %s do not broadcast", sa, sb);
+            return FAIL_AB(PG_ERR_SHAPE, "batch dims of %s and %s do not broadcast", sa, sb);
         shape[d] = da == 1 ? db : da;
     }
     int outr = r;
@@ -393,7 +394,7 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
         /* gated (qkv_fusion's gate/up pair): W = [Wg | Wu], y = act(A Wg) * (A Wu) */
         if (pg_ir_attr_int(c->n, "gated", 0)) {
             if (N % 2 || b->rank != 2)
-                return FAIL(PG_ERR_SHAPE, "gated: the weight %s must be 2-D with an even N", sb);
+                return FAIL_AB(PG_ERR_SHAPE, "gated: the weight %s must be 2-D with an even N", sb);
             shape[outr - 1] = N / 2;
         }
         pg_infer_set_out(c, 0, PG_DTYPE_FLOAT32, outr, shape);
