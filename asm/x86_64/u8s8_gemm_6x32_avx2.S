@@ -163,10 +163,11 @@
         vmovdqa [rsp + 128 * \r + 32 * \q], \a0
 .endm
 
-/* pass q (columns 8q .. 8q + 7) of the first \rows rows over the chunk: rbx its first k, r8 its
- * widened bytes (8 per group), r15 k; the accumulators start at zero in the first
- * chunk and go to the products buffer after the last (a K of at most KC
- * never touches the buffer between); two groups an iteration */
+/* pass q (columns 8q .. 8q + 7) of the first \rows rows over the chunk:
+ * rbx its first k, r8 its widened bytes (8 per group), r15 k; the
+ * accumulators start at zero in the first chunk and go to the products
+ * buffer after the last (a K of at most KC never touches the buffer
+ * between); two groups an iteration */
 .macro PASS q, rows
         cmp     S_NR, 8 * \q
         jbe     9f
