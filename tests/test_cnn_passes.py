@@ -336,6 +336,33 @@ def test_conv1d_on_the_gemm_form(C, M, W, k, s, p, bias):
         assert bound and all(any(n.startswith("f32_gemm") for n in kk["kernels"]) for kk in bound), bound
 
 
+@pytest.mark.parametrize("N,C", [(2, 0), (0, 3)])
+@pytest.mark.parametrize("fed,bias", [(False, True), (True, True), (True, False)])
+def test_conv_with_nothing_to_multiply(N, C, fed, bias):
+    """No input channel or no batch: the output is the bias alone (zeros
+    without one), or empty.  A fed weight and no bias is the fuzzer's find:
+    K = 0, and the GEMM form divided its k blocks by zero."""
+    rng = np.random.default_rng(5)
+    x = np.zeros((N, C, 9), np.float32)
+    w = rng.standard_normal((4, C, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32) if bias else np.zeros(4, np.float32)
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))]
+    inits = [numpy_helper.from_array(b, "b")] if bias else []
+    if fed:
+        ins.append(helper.make_tensor_value_info("w", TensorProto.FLOAT, list(w.shape)))
+    else:
+        inits.append(numpy_helper.from_array(w, "w"))
+    node = helper.make_node("Conv", ["x", "w"] + (["b"] if bias else []), ["y"], kernel_shape=[3])
+    g = helper.make_graph([node], "conv_empty", ins,
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [N, 4, 7])], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    feeds = {"x": x, "w": w} if fed else {"x": x}
+    want = np.broadcast_to(b[None, :, None], (N, 4, 7))
+    for level in (0, 3):
+        got = OnnxModel(model, level=level).run(feeds)["y"]
+        assert got.shape == want.shape and np.array_equal(got, want), level
+
+
 # -- nchwc_layout: the network blocked, reorders only at the edges ---------------
 
 def resnet_like(seed=11, break_with=None):

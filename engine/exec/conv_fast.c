@@ -100,6 +100,11 @@ static int conv_form(const pg_node *n, const pg_tensor *x, const pg_tensor *wt, 
         wt->layout != PG_LAYOUT_ROW_MAJOR)
         return CONV_REF;
     int64_t G = pg_ir_attr_int(n, "group", 1), C = x->shape[1], M = wt->shape[0];
+    /* an empty input, kernel or output has no product to block (K = 0
+     * divided the GEMM form's k blocks by zero): the reference loop
+     * writes it */
+    if (!pg_tensor_numel(x) || !pg_tensor_numel(wt) || !w->out[1] || !w->out[2])
+        return CONV_REF;
     if (G == 1)
         return CONV_GEMM;
     if (G == C && M == C && wt->shape[1] == 1 && w->k[1] == w->k[2] &&

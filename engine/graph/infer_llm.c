@@ -28,6 +28,7 @@
  *   CachedAttention(q float32 [T, n_head * head_dim], k_cache, v_cache [P, n_head_kv *
  *       head_dim], ctl) -> q's shape; attrs n_head, n_head_kv, head_dim, window,
  *       softcap, kq_scale, q_scale */
+#include <stdint.h>
 #include <string.h>
 
 #include "../gguf/ggml_types.h"
@@ -39,7 +40,7 @@
 static int64_t row_bytes(int type, int64_t K)
 {
     const pg_ggml_type_traits *t = pg_ggml_traits(type);
-    if (!t || t->block <= 0 || K % t->block)
+    if (!t || t->block <= 0 || t->bytes <= 0 || K % t->block || K / t->block > INT64_MAX / t->bytes)
         return -1;
     return K / t->block * t->bytes;
 }
