@@ -52,13 +52,14 @@ static pg_status check_scale(pg_infer_ctx *c, const pg_tensor *x)
                                "(x %s, axis %d)", s->name, ss, (long long)D, sx, axis);
         } else {
             if (s->rank != x->rank)
-                return FAIL_XS(PG_ERR_SHAPE, "blocked scale '%s' %s must have x's rank (x %s)", s->name,
-                               ss, sx);
+                return FAIL_XS(PG_ERR_SHAPE, "blocked scale '%s' %s must have x's rank (x %s)",
+                               s->name, ss, sx);
             for (int d = 0; d < x->rank; d++) {
                 int64_t want = d == axis ? (x->shape[d] + bs - 1) / bs : x->shape[d];
                 if (s->shape[d] != want)
                     return FAIL_XS(PG_ERR_SHAPE, "blocked scale '%s' %s does not fit x %s with "
-                                   "block_size %lld on axis %d", s->name, ss, sx, (long long)bs, axis);
+                                   "block_size %lld on axis %d", s->name, ss, sx, (long long)bs,
+                                   axis);
             }
         }
     }
@@ -70,8 +71,8 @@ static pg_status check_scale(pg_infer_ctx *c, const pg_tensor *x)
         if (!same) {
             char sz[128];
             pg_infer_shape_str(z, sz, sizeof sz);
-            return FAIL_XS(PG_ERR_SHAPE, "zero point '%s' %s and scale '%s' %s differ in shape", z->name,
-                           sz, s->name, ss);
+            return FAIL_XS(PG_ERR_SHAPE, "zero point '%s' %s and scale '%s' %s differ in shape",
+                           z->name, sz, s->name, ss);
         }
     }
     return PG_OK;
@@ -150,8 +151,8 @@ static pg_status matmul_shape(pg_infer_ctx *c, int ia, int ib, int *rank, int64_
     int64_t K = a->shape[a->rank - 1];
     int64_t Kb = b->rank == 1 ? b->shape[0] : b->shape[b->rank - 2];
     if (K != Kb)
-        return FAIL_AB(PG_ERR_SHAPE, "A '%s' %s and B '%s' %s: inner dimensions %lld and %lld differ",
-                       a->name, sa, b->name, sb, (long long)K, (long long)Kb);
+        return FAIL_AB(PG_ERR_SHAPE, "A '%s' %s and B '%s' %s: inner dimensions %lld and %lld "
+                       "differ", a->name, sa, b->name, sb, (long long)K, (long long)Kb);
     int ra = a->rank >= 2 ? a->rank - 2 : 0, rb = b->rank >= 2 ? b->rank - 2 : 0;
     int r = ra > rb ? ra : rb;
     for (int d = 0; d < r; d++) {

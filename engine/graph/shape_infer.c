@@ -357,8 +357,8 @@ pg_status pg_infer_matmul(pg_infer_ctx *c)
     int64_t Kb = b->rank == 1 ? b->shape[0] : b->shape[b->rank - 2];
     int64_t N = b->rank == 1 ? 1 : b->shape[b->rank - 1];
     if (K != Kb)
-        return FAIL_AB(PG_ERR_SHAPE, "A '%s' %s and B '%s' %s: inner dimensions %lld and %lld differ",
-                       a->name, sa, b->name, sb, (long long)K, (long long)Kb);
+        return FAIL_AB(PG_ERR_SHAPE, "A '%s' %s and B '%s' %s: inner dimensions %lld and %lld "
+                       "differ", a->name, sa, b->name, sb, (long long)K, (long long)Kb);
     /* batch dims broadcast */
     int ra = a->rank >= 2 ? a->rank - 2 : 0, rb = b->rank >= 2 ? b->rank - 2 : 0;
     int r = ra > rb ? ra : rb;
