@@ -368,8 +368,9 @@ static void users_del(pg_tensor *t, int node)
         }
 }
 
-/* prefix cut to fit room bytes, then suffix (both copied by hand: a
- * compile makes ~130 names, and snprintf's "%.*s%s" was ~2% of it) */
+/* prefix, cut to leave room for suffix, then suffix (copied by hand: a
+ * compile makes ~130 names, and snprintf's "%s" / "%.*s%s" for each was
+ * ~2% of it) */
 static void join_name(char *buf, size_t cap, const char *prefix, const char *suffix, size_t sl)
 {
     size_t room = cap - 1 > sl ? cap - 1 - sl : 0, pl = strnlen(prefix, room);
@@ -388,17 +389,9 @@ const char *pg_ir_unique_name(pg_graph *g, const char *prefix, char *buf, size_t
     while (pg_ir_find_tensor(g, buf) >= 0 || node_name_used(g, buf)) {
         /* the prefix gives way to the suffix: cut at cap, "prefix_N" of a
          * long prefix would be the taken name again, for ever */
-        char digits[16], suffix[24];
-        unsigned v = (unsigned)++g->name_seq;
-        int nd = 0;
-        do
-            digits[nd++] = (char)('0' + v % 10);
-        while ((v /= 10) > 0);
-        size_t sl = 0;
-        suffix[sl++] = '_';
-        while (nd)
-            suffix[sl++] = digits[--nd];
-        join_name(buf, cap, prefix, suffix, sl);
+        char suffix[24];
+        int sl = snprintf(suffix, sizeof suffix, "_%d", ++g->name_seq);
+        join_name(buf, cap, prefix, suffix, (size_t)sl);
     }
     return buf;
 }
