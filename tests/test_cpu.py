@@ -31,6 +31,31 @@ def test_x86_flags_match_proc_cpuinfo():
     assert info.arch == "x86_64"
 
 
+# What each x86 level's kernels execute, in /proc/cpuinfo's names, written
+# from the ISA manuals rather than read back from the engine.
+X86_LEVEL_NEEDS = {
+    "c": set(), "sse2": {"sse2"}, "sse41": {"sse2", "sse4_1"},
+    "avx": {"sse4_1", "avx"}, "avx2": {"avx", "avx2", "fma", "f16c"},
+    "avxvnni": {"avx2", "fma", "f16c", "avx_vnni"},
+    "avx512": {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq"},
+}
+X86_LEVEL_NEEDS["avx512vnni"] = X86_LEVEL_NEEDS["avx512"] | {"avx512_vnni"}
+X86_LEVEL_NEEDS["avx512bf16"] = X86_LEVEL_NEEDS["avx512vnni"] | {"avx512_bf16"}
+X86_LEVEL_NEEDS["amx"] = X86_LEVEL_NEEDS["avx512bf16"] | {"amx_tile", "amx_bf16", "amx_int8"}
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 levels")
+def test_x86_level_is_the_highest_the_cpu_can_run():
+    """The detected level is the top one whose instructions the CPU has: a
+    level asking for more than its kernels use (AVX512-VNNI once also asked
+    for AVX-VNNI, which Zen 4 lacks) strands a machine below its kernels."""
+    have = proc_flags()
+    levels = pg.cpu_levels()
+    assert set(levels) == set(X86_LEVEL_NEEDS)
+    expect = [lv for lv in levels if X86_LEVEL_NEEDS[lv] <= have][-1]
+    assert pg.cpu_info().level == expect, (expect, sorted(have & set().union(*X86_LEVEL_NEEDS.values())))
+
+
 def test_caches_and_cores_are_sane():
     info = pg.cpu_info()
     assert info.cores >= 1
