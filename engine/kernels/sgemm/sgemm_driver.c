@@ -6,8 +6,9 @@
  *   kc: a kc x NR slice of a B panel takes at most an eighth of L2 (it
  *       streams from L2 under the kernel's prefetch; long K blocks save
  *       passes of C through the accumulate epilogue);
- *   a task whose rows of A (m x kc) fit in half of L2 reads A in place:
- *       each B slice stays in cache while the kernel walks down those rows.
+ *   a task whose rows of A (m x kc) fit in half of L2 reads A in place
+ *       (unless its rows fall in one L1 set, below): each B slice stays
+ *       in cache while the kernel walks down those rows.
  *       Loop order: K blocks, panels, MR-row tiles.
  *   a taller task runs each MR-row tile across a group of nc panels (kc x
  *       nc of B in half of L2), loop order K blocks, panel groups, MR-row
@@ -37,11 +38,16 @@ typedef struct gemm_job {
     size_t ldc;
     size_t kc, nc_panels;
     size_t a_block_max;    /* bytes of A a task keeps in L2 (half of it) */
+    int a_aliases;         /* A's rows share L1 sets: copy it by tiles */
     /* tasks: tm chunks of M (in MR tiles) x tn chunks of panels */
     size_t m_tiles, panels, tm, tn;
 } gemm_job;
 
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* Room for the A tile copied per (tile, panel group): 12 x 192 floats for
+ * the AVX-512 kernel, 6 x 384 for AVX2; a larger tile is read in place. */
+#define A_TILE_FLOATS 4096
 
 static void plan_blocks(gemm_job *j)
 {
@@ -62,10 +68,24 @@ static void plan_blocks(gemm_job *j)
     size_t nkb = j->K ? div_up(j->K, kc_max) : 1;
     size_t kc = j->K ? div_up(j->K, nkb) : 1;
     kc = (kc + 7) & ~(size_t)7;
+    /* A read in place puts row r of a tile at r * lda floats: with lda a
+     * multiple of 1024 floats (BERT's 128 x 3072 FFN output) every row of
+     * the tile falls in one L1 set, and 12 rows overrun its 8 ways, so
+     * each broadcast misses L1 (128 x 3072 x 768 ran at 85% of the FMA
+     * peak on Zen 4).  Such an A is copied by tiles instead (the tall
+     * path), with K blocks short enough for the copy. */
+    size_t stride = j->lda * sizeof(float) % 4096;
+    size_t sets = 4096 / (stride ? (stride & -stride) : 4096);   /* L1 sets a tile's rows use */
+    j->a_aliases = j->mr / (sets < j->mr ? sets : j->mr) > 6;    /* rows per set */
+    if (j->a_aliases && kc * j->mr > A_TILE_FLOATS) {
+        size_t fit = A_TILE_FLOATS / j->mr & ~(size_t)15;
+        nkb = div_up(j->K, fit);
+        kc = (div_up(j->K, nkb) + 15) & ~(size_t)15;
+    }
     size_t nc = l2 / 2 / (kc * slice);
     j->kc = kc;
     j->nc_panels = nc ? nc : 1;
-    j->a_block_max = l2 / 2;
+    j->a_block_max = j->a_aliases ? 0 : l2 / 2;
 }
 
 /* Split C into tasks along the cheaper dimension: cutting M makes every
@@ -88,10 +108,6 @@ static void plan_tasks(gemm_job *j, int threads)
         j->tm = j->m_tiles < rest ? j->m_tiles : rest;
     }
 }
-
-/* Room for the A tile copied per (tile, panel group): 12 x 192 floats for
- * the AVX-512 kernel, 6 x 384 for AVX2; a larger tile is read in place. */
-#define A_TILE_FLOATS 4096
 
 static void run_task(void *ctx, size_t task)
 {
