@@ -182,19 +182,23 @@ static int check_tiles(const pg_kernel_family *op, int v, bufs *b)
     return 1;
 }
 
-/* The driver's bigger shapes: K over several K blocks, and last two with
- * A taller than half of a 2 MiB L2 (1500 rows x 184 floats), which the
- * driver runs by copying A tile by tile (one thread), in one K block of
- * the AVX2 kernel and in several. */
+/* The driver's bigger shapes: K over several K blocks; two with A taller
+ * than half of a 2 MiB L2 (1500 rows x 184 floats), which the driver runs
+ * by copying A tile by tile (one thread), in one K block of the AVX2
+ * kernel and in several; and last two with K a multiple of 1024 floats,
+ * read with lda = K: rows that share an L1 set, which the AVX-512 kernel's
+ * 12-row tiles also copy, in K blocks cut to fit the copy. */
 #define BIG_SHAPES                                                                   \
     { { 64, 129, 300 }, { 13, 29, 1100 }, { 37, 50, 1000 }, { 100, 300, 777 },      \
-      { 8, 1536, 384 }, { 2000, 40, 400 }, { 1500, 20, 1100 } }
+      { 8, 1536, 384 }, { 2000, 40, 400 }, { 1500, 20, 1100 }, { 40, 70, 1024 },    \
+      { 25, 40, 2048 } }
 
 /* one driver case through the public API, variant v */
 static int check_driver_case(int v, bufs *b, size_t M, size_t N, size_t K, int threads)
 {
     int act = (int)(checkasm_rand() % 3), with_bias = checkasm_rand() & 1;
-    size_t lda = K + (checkasm_rand() & 1 ? 0 : 1 + checkasm_rand() % 7);
+    int aliasing = K >= 1024 && K % 1024 == 0;   /* BIG_SHAPES' last two keep lda = K */
+    size_t lda = K + (aliasing || checkasm_rand() & 1 ? 0 : 1 + checkasm_rand() % 7);
     size_t ldc = N + (checkasm_rand() & 1 ? 0 : 1 + checkasm_rand() % 7);
     fill(b, M, N, K, lda, ldc);
     const float *bias = with_bias ? b->bias : NULL;
