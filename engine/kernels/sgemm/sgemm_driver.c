@@ -38,7 +38,6 @@ typedef struct gemm_job {
     size_t ldc;
     size_t kc, nc_panels;
     size_t a_block_max;    /* bytes of A a task keeps in L2 (half of it) */
-    int a_aliases;         /* A's rows share L1 sets: copy it by tiles */
     /* tasks: tm chunks of M (in MR tiles) x tn chunks of panels */
     size_t m_tiles, panels, tm, tn;
 } gemm_job;
@@ -76,8 +75,8 @@ static void plan_blocks(gemm_job *j)
      * path), with K blocks short enough for the copy. */
     size_t stride = j->lda * sizeof(float) % 4096;
     size_t sets = 4096 / (stride ? (stride & -stride) : 4096);   /* L1 sets a tile's rows use */
-    j->a_aliases = j->mr / (sets < j->mr ? sets : j->mr) > 6;    /* rows per set */
-    if (j->a_aliases && kc * j->mr > A_TILE_FLOATS) {
+    int aliases = j->mr / sets > 6;                                /* rows per set */
+    if (aliases && kc * j->mr > A_TILE_FLOATS) {
         size_t fit = A_TILE_FLOATS / j->mr & ~(size_t)15;
         nkb = div_up(j->K, fit);
         kc = (div_up(j->K, nkb) + 15) & ~(size_t)15;
@@ -85,7 +84,7 @@ static void plan_blocks(gemm_job *j)
     size_t nc = l2 / 2 / (kc * slice);
     j->kc = kc;
     j->nc_panels = nc ? nc : 1;
-    j->a_block_max = j->a_aliases ? 0 : l2 / 2;
+    j->a_block_max = aliases ? 0 : l2 / 2;
 }
 
 /* Split C into tasks along the cheaper dimension: cutting M makes every
