@@ -112,6 +112,33 @@ def test_cast_where_expand():
     assert y.shape == (2, 3, 4)
 
 
+
+# ONNX leaves a float out of the integer's range undefined; the engine
+# defines it: truncate to int64 saturating (NaN to 0), then wrap to the
+# narrower type as integers do (numpy's wrap for in-range int64 values).
+@pytest.mark.parametrize("to,dt", [(2, np.uint8), (3, np.int8), (6, np.int32), (7, np.int64), (9, np.bool_)])
+def test_cast_out_of_range_floats_are_defined(to, dt):
+    x = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 300.7, -1.5, 127.9, -129.2], np.float32)
+    (y,) = run1("Cast", {"x": x}, attrs={"to": to})
+    if dt is np.bool_:
+        np.testing.assert_array_equal(y, x != 0)
+        return
+    i64 = np.array([0, 2**63 - 1, -2**63, 2**63 - 1, -2**63, 300, -1, 127, -129], np.int64)
+    np.testing.assert_array_equal(y, i64.astype(dt))
+    # integers wrap to the narrower type
+    w = np.array([-1, 256, 2**40 + 5, -2**31 - 1], np.int64)
+    (y,) = run1("Cast", {"x": w}, attrs={"to": to})
+    np.testing.assert_array_equal(y, w.astype(dt))
+
+
+@pytest.mark.parametrize("dt", [np.int64, np.int32])
+def test_integer_neg_and_abs_wrap_at_the_minimum(dt):
+    x = np.array([np.iinfo(dt).min, -3, 0, 5], dt)
+    for op, fn in (("Neg", np.negative), ("Abs", np.abs)):
+        (y,) = run1(op, {"x": x})
+        with np.errstate(over="ignore"):
+            np.testing.assert_array_equal(y, fn(x))
+
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("axis", [-1, 0, 1])
 def test_softmax(axis, level):

@@ -251,28 +251,19 @@ static pg_status cast(pg_kctx *k, int64_t n)
             memmove(y, x, (size_t)n * pg_dtype_size(to));
         return PG_OK;
     }
-    /* int64 <-> int32 exactly, not through double (large int64 values) */
-    if (from == PG_DTYPE_INT64 && to == PG_DTYPE_INT32) {
-        for (int64_t i = 0; i < n; i++) ((int32_t *)y)[i] = (int32_t)((const int64_t *)x)[i];
-        return PG_OK;
-    }
-    if (from == PG_DTYPE_INT32 && to == PG_DTYPE_INT64) {
-        /* backwards: y may alias x when sizes differ only if planner allowed it (it does not) */
-        for (int64_t i = 0; i < n; i++) ((int64_t *)y)[i] = ((const int32_t *)x)[i];
-        return PG_OK;
-    }
+    /* To an integer through int64, wrapping as a C cast to a narrower type
+     * does; a float on the way truncates to int64 saturating, NaN to 0 (ONNX
+     * leaves out-of-range values undefined, in C they are undefined
+     * behaviour, so pg_ld_i defines them). */
     for (int64_t i = 0; i < n; i++) {
-        double v = pg_ld_f(from, x, i);
-        switch (to) {
-        case PG_DTYPE_FLOAT32: ((float *)y)[i] = (float)v; break;
-        case PG_DTYPE_FLOAT64: ((double *)y)[i] = v; break;
-        case PG_DTYPE_INT64: ((int64_t *)y)[i] = (int64_t)v; break;
-        case PG_DTYPE_INT32: ((int32_t *)y)[i] = (int32_t)v; break;
-        case PG_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)v; break;
-        case PG_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)v; break;
-        case PG_DTYPE_BOOL: ((uint8_t *)y)[i] = v != 0; break;
-        default: return pg_fail(PG_ERR_DTYPE, "node '%s': cannot cast to %s", k->node->name, pg_dtype_name(to));
-        }
+        if (to == PG_DTYPE_BOOL)
+            ((uint8_t *)y)[i] = pg_ld_f(from, x, i) != 0;
+        else if (pg_dt_is_float(to))
+            pg_st_f(to, y, i, pg_ld_f(from, x, i));
+        else if (pg_dt_is_int(to))
+            pg_st_i(to, y, i, pg_ld_i(from, x, i));
+        else
+            return pg_fail(PG_ERR_DTYPE, "node '%s': cannot cast to %s", k->node->name, pg_dtype_name(to));
     }
     return PG_OK;
 }
@@ -387,7 +378,9 @@ pg_status pg_exec_unary(pg_kctx *k)
     if (dt == PG_DTYPE_INT64 || dt == PG_DTYPE_INT32) {
         for (int64_t i = 0; i < n; i++) {
             int64_t v = dt == PG_DTYPE_INT64 ? ((const int64_t *)k->x[0])[i] : ((const int32_t *)k->x[0])[i];
-            v = op == PG_OP_NEG ? -v : op == PG_OP_ABS ? (v < 0 ? -v : v) : (v < 0 ? 0 : v);
+            /* negated as unsigned: -INT64_MIN wraps to itself, as in numpy */
+            int64_t neg = (int64_t)(0 - (uint64_t)v);
+            v = op == PG_OP_NEG ? neg : op == PG_OP_ABS ? (v < 0 ? neg : v) : (v < 0 ? 0 : v);
             if (dt == PG_DTYPE_INT64) ((int64_t *)k->y[0])[i] = v;
             else ((int32_t *)k->y[0])[i] = (int32_t)v;
         }

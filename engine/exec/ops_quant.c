@@ -248,7 +248,7 @@ static void dyn_params(float lo, float hi, float *scale, int32_t *zp)
     float mn = lo < 0 ? lo : 0, mx = hi > 0 ? hi : 0;
     float s = (mx == mn ? 1.0f : mx - mn) / 255.0f;
     float z = 0.0f - mn / s;
-    z = z < 0 ? 0 : z > 255 ? 255 : z;
+    z = z > 0 ? (z < 255 ? z : 255) : 0;   /* NaN (an infinite range) to 0 too */
     *scale = s;
     *zp = (int32_t)nearbyintf(z);
 }
