@@ -198,14 +198,14 @@ def test_kernel_variants_agree_with_the_c_reference(models_dir, manifest, varian
     path = os.path.join(models_dir, e["files"][variant])
     best = pg.OnnxModel(path, level=3).compiled(shapes)
     names = {v for k in best.kernels if k["op_type"] == "QuantMatMul" for v in k["kernels"]}
-    kern = {v for v in names if v.startswith("u8s8_gemm_")}   # beside it: the A quantiser
-    assert len(kern) == 1 and all(v.startswith("quant_u8_span_") for v in names - kern), names
+    kern = {v for v in names if v.startswith("u8s8_gemm_")}   # beside it: the A quantiser's two
+    assert len(kern) == 1 and all(v.startswith(("quant_u8_span_", "minmax_keys_")) for v in names - kern), names
     want = best.run(feeds)
     with pg.cpu_mask("c"):
         ref = pg.OnnxModel(path, level=3).compiled(shapes)
         got = ref.run(feeds)
     assert {v for k in ref.kernels if k["op_type"] == "QuantMatMul" for v in k["kernels"]} == \
-        {"u8s8_gemm_4x32_c", "quant_u8_span_c"}
+        {"u8s8_gemm_4x32_c", "quant_u8_span_c", "minmax_keys_c"}
     for o in e["outputs"]:
         np.testing.assert_array_equal(got[o], want[o])
 

@@ -63,9 +63,16 @@ def test_per_tensor_quantize_matches_the_definition(dtype, zp, threads, mask):
     g = pg.load_onnx(model(s, zp, dtype))
     if mask:
         with pg.cpu_mask(mask):
-            y = pg.compile(g, threads=threads).run({"x": x})["y"]
+            m = pg.compile(g, threads=threads)
+            y = m.run({"x": x})["y"]
     else:
-        y = pg.compile(g, threads=threads).run({"x": x})["y"]
+        m = pg.compile(g, threads=threads)
+        y = m.run({"x": x})["y"]
+    # the two kernels are bound at compile time, from the mask then in force
+    (bound,) = [set(k["kernels"]) for k in m.kernels if k["op_type"] == "QuantizeLinear"]
+    want = ("quant_u8_span_", "minmax_keys_")
+    assert {v.rsplit("_", 1)[0] + "_" for v in bound} == set(want), bound
+    assert mask != "c" or bound == {w + "c" for w in want}, bound
     ref = reference(x, s, zp, dtype)
     bad = np.flatnonzero(y != ref)
     assert bad.size == 0, (bad[:10], x[bad[:10]], y[bad[:10]], ref[bad[:10]])

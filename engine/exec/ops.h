@@ -153,6 +153,8 @@ pg_status pg_exec_prelu(pg_kctx *k);
 pg_status pg_exec_depth_space(pg_kctx *k);    /* DepthToSpace SpaceToDepth */
 /* quantisation (ops_quant.c): plain C; QuantMatMul binds the int8 GEMM */
 pg_status pg_exec_quantize_linear(pg_kctx *k);
+pg_status pg_bind_quantize(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                           pg_binding *b);
 pg_status pg_exec_dequantize_linear(pg_kctx *k);
 pg_status pg_exec_dynamic_quantize_linear(pg_kctx *k);
 pg_status pg_exec_matmul_integer(pg_kctx *k);

@@ -79,12 +79,13 @@ static inline void st_q8(pg_dtype dt, void *p, int64_t i, int32_t v)
 
 /* min(0, min x) and max(0, max x) as integer keys: a float's bits with the
  * low 31 flipped when it is negative order as int32 the way the floats do.
- * *bad: some x is NaN or infinite.  On the minmax_keys family's best
- * variant for the mask (gemm_u8s8.h; every variant: the same words). */
-static void minmax_keys(const float *x, int64_t n, int32_t *mn_, int32_t *mx_, int32_t *bad_)
+ * *bad: some x is NaN or infinite.  v: the bound minmax_keys variant
+ * (kern[3] of the quantising ops, gemm_u8s8.h). */
+static void minmax_keys(const pg_variant *v, const float *x, int64_t n, int32_t *mn_, int32_t *mx_,
+                        int32_t *bad_)
 {
     int32_t o[3];
-    pg_kernel_select(&pg_kernels_minmax_keys)->fn.minmax_keys(n > 0 ? (size_t)n : 0, x, o);
+    v->fn.minmax_keys(n > 0 ? (size_t)n : 0, x, o);
     *mn_ = o[0];
     *mx_ = o[1];
     *bad_ = o[2];
@@ -142,6 +143,7 @@ typedef struct qspan_job {
     int32_t zp;
     pg_dtype dt;   /* the 8-bit type: the output of Quantize, the input of Dequantize */
     const pg_variant *span;   /* quantize_u8_span for a Quantize with s > 0, else NULL */
+    const pg_variant *minmax; /* minmax_keys, with span */
 } qspan_job;
 
 /* A range whose x are finite and |x / s| < 2^22 (one minmax_keys pass
@@ -155,7 +157,7 @@ static void quantize_run(void *ctx, int64_t e0, int64_t e1)
     const float *x = (const float *)j->x + e0;
     if (j->span) {
         int32_t mn, mx, bad;
-        minmax_keys(x, e1 - e0, &mn, &mx, &bad);
+        minmax_keys(j->minmax, x, e1 - e0, &mn, &mx, &bad);
         if (!bad && -unkey(mn) / j->s < 0x1p22f && unkey(mx) / j->s < 0x1p22f) {
             uint8_t *y = (uint8_t *)j->y + e0;
             int s8 = j->dt == PG_DTYPE_INT8;
@@ -186,6 +188,18 @@ static void dequantize_run(void *ctx, int64_t e0, int64_t e1)
     }
 }
 
+/* QuantizeLinear, DynamicQuantizeLinear and QuantMatMul's float A: kern[2]
+ * quantize_u8_span, kern[3] minmax_keys (every variant of each gives the
+ * same bytes; bound here so the mask, rebind and the profile see them). */
+pg_status pg_bind_quantize(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                           pg_binding *b)
+{
+    (void)n; (void)in; (void)out;
+    b->kern[2] = pg_kernel_select(&pg_kernels_quantize_u8_span);
+    b->kern[3] = pg_kernel_select(&pg_kernels_minmax_keys);
+    return PG_OK;
+}
+
 pg_status pg_exec_quantize_linear(pg_kctx *k)
 {
     const pg_tensor *x = k->in[0];
@@ -198,10 +212,8 @@ pg_status pg_exec_quantize_linear(pg_kctx *k)
     int32_t lo = q_lo(odt), hi = q_hi(odt);
     if (!q.D && x->dtype == PG_DTYPE_FLOAT32) {
         /* per tensor (every activation of a QDQ graph) */
-        /* no binding: the mask's best quantize_u8_span now, as
-         * DynamicQuantizeLinear takes it (every variant: the same bytes) */
         qspan_job j = { k->x[0], k->y[0], S[0], Z ? (int32_t)pg_ld_i(zdt, Z, 0) : 0, odt,
-                        S[0] > 0 ? pg_kernel_select(&pg_kernels_quantize_u8_span) : NULL };
+                        S[0] > 0 ? k->bind->kern[2] : NULL, k->bind->kern[3] };
         pg_exec_parallel(k, n, 2, 64, quantize_run, &j);
         return PG_OK;
     }
@@ -227,7 +239,7 @@ pg_status pg_exec_dequantize_linear(pg_kctx *k)
         /* per tensor, 8-bit (a QDQ graph's activations, quantised
          * embeddings gathered each run): a loop the compiler vectorises,
          * the same arithmetic */
-        qspan_job j = { k->x[0], Y, S[0], Z ? (int32_t)pg_ld_i(x->dtype, Z, 0) : 0, x->dtype, NULL };
+        qspan_job j = { k->x[0], Y, S[0], Z ? (int32_t)pg_ld_i(x->dtype, Z, 0) : 0, x->dtype, NULL, NULL };
         pg_exec_parallel(k, n, 2, 64, dequantize_run, &j);
         return PG_OK;
     }
@@ -321,7 +333,8 @@ typedef struct dynq_ctx {
     int32_t zp;
     int finite;
     uint8_t *y;
-    const pg_variant *span;   /* quantize_u8_span (QuantMatMul's kern[2]), or NULL: C */
+    const pg_variant *span;   /* quantize_u8_span (kern[2]), or NULL: C */
+    const pg_variant *minmax; /* minmax_keys (kern[3]) */
 } dynq_ctx;
 
 static void dynq_minmax(void *vc, int64_t b, int64_t e)
@@ -329,7 +342,7 @@ static void dynq_minmax(void *vc, int64_t b, int64_t e)
     dynq_ctx *c = vc;
     for (int64_t i = b; i < e; i++) {
         int64_t lo = i * c->chunk, hi = lo + c->chunk < c->n ? lo + c->chunk : c->n;
-        minmax_keys(c->x + lo, hi > lo ? hi - lo : 0, &c->mn[i], &c->mx[i], &c->bad[i]);
+        minmax_keys(c->minmax, c->x + lo, hi > lo ? hi - lo : 0, &c->mn[i], &c->mx[i], &c->bad[i]);
     }
 }
 
@@ -351,6 +364,7 @@ static void dyn_quantize(const pg_kctx *k, const float *x, size_t rows, size_t l
 {
     dynq_ctx c;
     c.x = x;
+    c.minmax = k->bind->kern[3];
     c.n = (int64_t)(rows * len);
     c.chunk = (c.n + NCHUNK - 1) / NCHUNK;
     int32_t mn = 0, mx = 0, bad = 0;
@@ -368,9 +382,7 @@ static void dyn_quantize(const pg_kctx *k, const float *x, size_t rows, size_t l
     }
     dyn_params(unkey(mn), unkey(mx), &c.s, &c.zp);
     c.finite = !bad;
-    /* QuantMatMul binds the kernel (kern[2]); DynamicQuantizeLinear has no
-     * binding and takes the mask's best now (every variant: the same bytes) */
-    c.span = k->bind->kern[2] ? k->bind->kern[2] : pg_kernel_select(&pg_kernels_quantize_u8_span);
+    c.span = k->bind->kern[2];
     c.len = len;
     c.ld = ld;
     c.y = y;
@@ -687,7 +699,7 @@ pg_status pg_bind_quant_matmul(const pg_node *n, const pg_tensor *const *in, con
     b->kern[0] = pg_u8s8_select(255, 128);   /* the model's own u8 / s8: any values */
     if (!b->kern[0])
         return pg_fail(PG_ERR_UNSUPPORTED, "node '%s': the CPU mask allows no gemm_u8s8 kernel", n->name);
-    b->kern[2] = pg_kernel_select(&pg_kernels_quantize_u8_span);   /* fp32 A's second pass */
+    pg_bind_quantize(n, in, out, b);   /* fp32 A's two passes, kern[2] and [3] */
     if (!strcmp(pg_ir_attr_string(n, "activation", "none"), "gelu")) {
         const pg_kernel_family *f = pg_kernel_family_by_name("gelu_erf");
         b->kern[1] = f ? pg_kernel_select(f) : NULL;
@@ -712,7 +724,7 @@ size_t pg_scratch_quant_matmul(const pg_node *n, const pg_tensor *const *in, con
 #define QMM_RB 64
 #define QMM_CHUNKS 8
 typedef struct qmm_post {
-    const pg_variant *kern;
+    const pg_variant *kern, *minmax;
     int gelu, stats;
     size_t N, rows;
     float *y;
@@ -728,7 +740,7 @@ static void qmm_post_rows(void *vc, int64_t b, int64_t e)
             pg_apply_act(c->kern, PG_ACTK_GELU, c->y + r * c->N, c->N);
         c->mn[i] = c->mx[i] = c->bad[i] = 0;
         if (c->stats && r1 > r0)
-            minmax_keys(c->y + r0 * c->N, (int64_t)((r1 - r0) * c->N), &c->mn[i], &c->mx[i], &c->bad[i]);
+            minmax_keys(c->minmax, c->y + r0 * c->N, (int64_t)((r1 - r0) * c->N), &c->mn[i], &c->mx[i], &c->bad[i]);
     }
 }
 
@@ -804,6 +816,7 @@ pg_status pg_exec_quant_matmul(pg_kctx *k)
      * quantisation) on blocks of rows while they are in cache */
     qmm_post c;
     c.kern = k->bind->kern[1];
+    c.minmax = k->bind->kern[3];
     c.gelu = gelu;
     c.stats = stats != NULL;
     c.N = N;
