@@ -151,7 +151,8 @@ pg_status pg_exec_resize(pg_kctx *k);         /* Resize Upsample (ops_resize.c) 
 pg_status pg_exec_batchnorm(pg_kctx *k);      /* ops_cnn_misc.c */
 pg_status pg_exec_prelu(pg_kctx *k);
 pg_status pg_exec_depth_space(pg_kctx *k);    /* DepthToSpace SpaceToDepth */
-/* quantisation (ops_quant.c): plain C; QuantMatMul binds the int8 GEMM */
+/* quantisation (ops_quant.c): QuantMatMul binds the int8 GEMM; the
+ * quantisers (and QuantMatMul's float A) bind quantize_u8_span and minmax_keys */
 pg_status pg_exec_quantize_linear(pg_kctx *k);
 pg_status pg_bind_quantize(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                            pg_binding *b);
