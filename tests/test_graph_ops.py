@@ -131,6 +131,28 @@ def test_cast_out_of_range_floats_are_defined(to, dt):
     np.testing.assert_array_equal(y, w.astype(dt))
 
 
+@pytest.mark.parametrize("dt", [np.int64, np.int32, np.int8, np.uint8])
+def test_integer_arithmetic_wraps_and_division_is_defined(dt):
+    """Add / Sub / Mul wrap as numpy's integers do; x / 0 is 0 and a signed
+    x / -1 the wrapped negation (the minimum / -1 traps in hardware: it must
+    not reach the CPU's divide)."""
+    info = np.iinfo(dt)
+    signed = info.min < 0
+    a = np.array([info.max, info.min, info.min, 7, -7 if signed else 200, info.max, 5], dt)
+    b = np.array([1, -1 if signed else 3, 0, 0, 2, info.max, -1 if signed else 255], dt)
+    with np.errstate(over="ignore"):
+        for op, fn in (("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)):
+            (y,) = run1(op, {"a": a, "b": b})
+            np.testing.assert_array_equal(y, fn(a, b), err_msg=op)
+    (y,) = run1("Div", {"a": a, "b": b})
+
+    def div(x, d):   # C's truncating division, wrapped to the type
+        q = 0 if d == 0 else (abs(x) // abs(d)) * (1 if (x < 0) == (d < 0) else -1)
+        return (q - info.min) % (1 << info.bits) + info.min
+    want = np.array([div(int(x), int(d)) for x, d in zip(a, b)], dt)
+    np.testing.assert_array_equal(y, want)
+
+
 @pytest.mark.parametrize("dt", [np.int64, np.int32])
 def test_integer_neg_and_abs_wrap_at_the_minimum(dt):
     x = np.array([np.iinfo(dt).min, -3, 0, 5], dt)

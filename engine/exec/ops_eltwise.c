@@ -186,17 +186,24 @@ pg_status pg_exec_binary(pg_kctx *k)
         }
         return PG_OK;
     }
-#define INT_BINARY(T)                                                            \
+/* Integers wrap as two's complement (numpy's behaviour): the sum, difference
+ * and product are taken in uint64_t, where overflow is defined, and cut to
+ * T; x / 0 gives 0 and a signed x / -1 the wrapped negation (INT64_MIN / -1
+ * traps in hardware).  ONNX leaves all three undefined. */
+#define WRAP(v) ((uint64_t)(int64_t)(v))
+#define INT_BINARY(T, SIGNED)                                                    \
     do {                                                                         \
         const T *A = k->x[0], *B = k->x[1];                                      \
         T *Y = y;                                                                \
         uint8_t *Q = y;                                                          \
         switch (op) {                                                            \
-        case PG_OP_ADD: BCAST_LOOP(&b, Y[o] = A[i0] + B[i1]); break;             \
-        case PG_OP_SUB: BCAST_LOOP(&b, Y[o] = A[i0] - B[i1]); break;             \
-        case PG_OP_MUL: BCAST_LOOP(&b, Y[o] = A[i0] * B[i1]); break;             \
+        case PG_OP_ADD: BCAST_LOOP(&b, Y[o] = (T)(WRAP(A[i0]) + WRAP(B[i1]))); break; \
+        case PG_OP_SUB: BCAST_LOOP(&b, Y[o] = (T)(WRAP(A[i0]) - WRAP(B[i1]))); break; \
+        case PG_OP_MUL: BCAST_LOOP(&b, Y[o] = (T)(WRAP(A[i0]) * WRAP(B[i1]))); break; \
         case PG_OP_DIV:                                                          \
-            BCAST_LOOP(&b, Y[o] = B[i1] ? A[i0] / B[i1] : 0); break;             \
+            BCAST_LOOP(&b, Y[o] = !B[i1] ? 0 : SIGNED && B[i1] == (T)-1          \
+                                               ? (T)(0 - WRAP(A[i0])) : (T)(A[i0] / B[i1])); \
+            break;                                                               \
         case PG_OP_EQUAL: BCAST_LOOP(&b, Q[o] = A[i0] == B[i1]); break;          \
         case PG_OP_LESS: BCAST_LOOP(&b, Q[o] = A[i0] < B[i1]); break;            \
         case PG_OP_GREATER: BCAST_LOOP(&b, Q[o] = A[i0] > B[i1]); break;         \
@@ -210,10 +217,10 @@ pg_status pg_exec_binary(pg_kctx *k)
         }                                                                        \
     } while (0)
     switch (dt) {
-    case PG_DTYPE_INT64: INT_BINARY(int64_t); break;
-    case PG_DTYPE_INT32: INT_BINARY(int32_t); break;
-    case PG_DTYPE_BOOL: case PG_DTYPE_UINT8: INT_BINARY(uint8_t); break;
-    case PG_DTYPE_INT8: INT_BINARY(int8_t); break;
+    case PG_DTYPE_INT64: INT_BINARY(int64_t, 1); break;
+    case PG_DTYPE_INT32: INT_BINARY(int32_t, 1); break;
+    case PG_DTYPE_BOOL: case PG_DTYPE_UINT8: INT_BINARY(uint8_t, 0); break;
+    case PG_DTYPE_INT8: INT_BINARY(int8_t, 1); break;
     default:
         return pg_fail(PG_ERR_DTYPE, "node '%s': %s on %s", k->node->name, k->node->op_type,
                        pg_dtype_name(dt));
