@@ -226,6 +226,25 @@ def test_unsupported_attribute_names_node_and_attribute(op, attrs, inputs, words
         assert w in msg, f"{w!r} missing from: {msg}"
 
 
+@pytest.mark.parametrize("policy", ["stretch", "not_larger", "not_smaller"])
+def test_resize_of_an_empty_axis_to_a_size_is_a_shape_error(policy):
+    """Sizes ask for pixels sampled from an axis of length 0: a ShapeError
+    naming the node, not an infinite scale (whose conversion to an output
+    size was undefined behaviour)."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    node = h.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="grow_nothing", mode="nearest",
+                       keep_aspect_ratio_policy=policy, axes=[2, 3])
+    data = _onnx_model([node], [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 0, 4])],
+                       [h.make_tensor_value_info("y", T.FLOAT, ["n", "c", "h", "w"])],
+                       [_tensor("sizes", np.array([4, 8], np.int64))], opset=19)
+    with pytest.raises(pg.ShapeError) as ei:
+        pg.compile(pg.load_onnx(data))
+    msg = str(ei.value)
+    assert "grow_nothing" in msg and "axis 2 is empty" in msg, msg
+
+
 def test_kernel_larger_than_padded_input_is_a_shape_error():
     pytest.importorskip("onnx")
     from onnx import TensorProto as T

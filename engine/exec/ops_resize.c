@@ -155,6 +155,9 @@ pg_status pg_resize_geometry(const pg_node *n, int n_in, const pg_tensor *const 
             int a = axes[i];
             if (z < 1 || z > ((int64_t)1 << 40))
                 return rs_fail(n, PG_ERR_SHAPE, "size %lld on axis %d is not supported", (long long)z, a);
+            if (g->in[a] < 1)   /* no source pixel to sample (the scale would be infinite) */
+                return rs_fail(n, PG_ERR_SHAPE, "axis %d is empty: size %lld cannot be sampled from it", a,
+                               (long long)z);
             g->out[a] = z;
             g->scale[a] = (double)z / (double)g->in[a];
             if (kpm == 1 && g->scale[a] < ext) ext = g->scale[a];
