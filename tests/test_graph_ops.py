@@ -236,6 +236,25 @@ def test_data_movement():
     close(ys[1], x[:, :, 2:])
 
 
+@pytest.mark.parametrize("level", LEVELS)
+def test_slice_steps_at_the_int64_limits(level):
+    """A step of INT64_MAX or INT64_MIN takes one element (the count's
+    arithmetic must not overflow: it did, as x + step - 1 and -step)."""
+    x = f32(5, 6)
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    for st, s, e, want in ((big, 1, 6, x[:, 1::big]), (small, 4, -100, x[:, 4::small]),
+                           (small, big, small, x[:, big:small:small])):
+        (y,) = run1("Slice", {"x": x}, {"s": np.array([s], np.int64), "e": np.array([e], np.int64),
+                                        "a": np.array([1], np.int64), "st": np.array([st], np.int64)},
+                    level=level)
+        close(y, want)
+
+
+def test_split_sizes_that_overflow_are_refused():
+    with pytest.raises(pg.ShapeError, match="split sizes"):
+        run1("Split", {"x": f32(6, 4)}, {"s": np.array([2**62, 2**62, -2**63 + 6], np.int64)}, n_out=3)
+
+
 def test_slice_gather():
     x = f32(5, 6, 7)
     (y,) = run1("Slice", {"x": x}, {"s": np.array([1, -3], np.int64), "e": np.array([4, 100], np.int64),

@@ -675,9 +675,14 @@ pg_status pg_infer_split(pg_infer_ctx *c)
         ns = no;
     }
     int64_t sum = 0;
-    for (int i = 0; i < ns; i++)
-        sum += sizes[i];
-    if (ns != no || sum != x->shape[a])
+    int fits = 1;   /* every size non-negative and the running sum within the dim (no overflow) */
+    for (int i = 0; i < ns; i++) {
+        if (sizes[i] < 0 || sizes[i] > x->shape[a] - sum)
+            fits = 0;
+        else
+            sum += sizes[i];
+    }
+    if (ns != no || !fits || sum != x->shape[a])
         return FAIL(PG_ERR_SHAPE, "split sizes (%d of them, sum %lld) do not match %d outputs over "
                     "a dim of %lld", ns, (long long)sum, no, (long long)x->shape[a]);
     int64_t shape[PG_MAX_RANK];
@@ -697,11 +702,13 @@ void pg_slice_range(int64_t dim, int64_t start, int64_t end, int64_t step, int64
     if (step > 0) {
         start = start < 0 ? 0 : (start > dim ? dim : start);
         end = end < 0 ? 0 : (end > dim ? dim : end);
-        *cnt = end > start ? (end - start + step - 1) / step : 0;
+        /* not end - start + step - 1: a step near INT64_MAX overflows it */
+        *cnt = end > start ? (end - start - 1) / step + 1 : 0;
     } else {
         start = start < 0 ? -1 : (start > dim - 1 ? dim - 1 : start);
         end = end < -1 ? -1 : (end > dim - 1 ? dim - 1 : end);
-        *cnt = start > end ? (start - end - step - 1) / (-step) : 0;
+        /* -step as unsigned: INT64_MIN has no negation in int64 */
+        *cnt = start > end ? (int64_t)((uint64_t)(start - end - 1) / (0 - (uint64_t)step)) + 1 : 0;
     }
     *s0 = start;
 }
