@@ -193,7 +193,9 @@ def test_reduce():
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("sa,sb", [((5, 7), (7, 3)), ((2, 5, 7), (7, 19)), ((2, 3, 5, 7), (2, 3, 7, 4)),
                                    ((2, 3, 5, 7), (7, 4)), ((7,), (7, 3)), ((4, 7), (7,)),
-                                   ((1, 33, 64), (64, 40))])
+                                   ((1, 33, 64), (64, 40)),
+                                   # rows of A 4 KiB apart (one L1 set): copied to a padded stride
+                                   ((2, 20, 1024), (1024, 80)), ((30, 2048), (2048, 70))])
 def test_matmul(sa, sb, level):
     a, b = f32(*sa), f32(*sb)
     (y,) = run1("MatMul", {"a": a}, {"b": b}, level=level)
@@ -211,6 +213,19 @@ def test_gemm(ta, tb):
     close(y, 0.5 * a @ b + 2 * c, 1e-4)
     (y,) = run1("Gemm", {"a": A}, {"b": B, "c": c}, {"transA": ta, "transB": tb})
     close(y, a @ b + c, 1e-4)
+
+
+@pytest.mark.parametrize("ta", [0, 1])
+def test_gemm_with_rows_of_a_one_l1_set_apart(ta):
+    """K = 1024 floats: A's rows alias in L1 and the product copies A to a
+    padded stride in its scratch, after Gemm's own transposed copy of A."""
+    a, b, c = f32(40, 1024), f32(1024, 96), f32(96)
+    A = a.T.copy() if ta else a
+    for level in LEVELS:
+        (y,) = run1("Gemm", {"a": A}, {"b": b, "c": c}, {"transA": ta}, level=level)
+        close(y, a @ b + c, 1e-4)
+        (y,) = run1("Gemm", {"a": A, "b": b}, {"c": c}, {"transA": ta}, level=level)
+        close(y, a @ b + c, 1e-4)
 
 
 def test_data_movement():

@@ -3,18 +3,35 @@
 #include <string.h>
 
 #include "../kernels/sgemm/sgemm.h"
+#include "../core/alloc.h"
 #include "../core/error.h"
 #include "../kernels/unary_fn.h"
 #include "../kernels/gemv_panels/gemv_panels.h"
 #include "gemm.h"
 
-size_t pg_gemm_scratch_bytes(const pg_variant *sgemm, size_t K, size_t N)
+/* Bytes of B packed into the kernel's panels (0 without a kernel). */
+static size_t b_pack_bytes(const pg_sgemm_params *p, size_t K, size_t N)
+{
+    size_t nr = (size_t)p->nr;
+    return pg_align_up(((N + nr - 1) / nr) * nr * K * sizeof(float));
+}
+
+/* Whether pg_gemm2d copies this A to an unaliased stride (its scratch
+ * allowing): enough rows and columns for the copy to pay for itself. */
+static int copies_a(const pg_sgemm_params *p, size_t M, size_t N, size_t lda)
+{
+    return M >= 2 * (size_t)p->mr && N >= 2 * (size_t)p->nr && pg_sgemm_a_aliases((size_t)p->mr, lda);
+}
+
+size_t pg_gemm_scratch_bytes(const pg_variant *sgemm, size_t M, size_t K, size_t N, int b_packed)
 {
     const pg_sgemm_params *p = sgemm ? sgemm->params : NULL;
     if (!p || p->nr <= 0)
         return 0;
-    size_t nr = (size_t)p->nr;
-    return ((N + nr - 1) / nr) * nr * K * sizeof(float) + 64;
+    size_t s = b_packed ? 0 : b_pack_bytes(p, K, N);
+    if (copies_a(p, M, N, K))
+        s += pg_align_up(M * pg_sgemm_unaliased_lda((size_t)p->mr, K) * sizeof(float));
+    return s;
 }
 
 void pg_apply_act(const pg_variant *kern, pg_act_kind act, float *y, size_t n)
@@ -124,14 +141,30 @@ pg_status pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, si
         return PG_OK;
     }
     pg_packed_b pb = { v, K, N, nr, nr ? (N + nr - 1) / nr : 0, NULL };
+    char *free_at = k->scratch;   /* the scratch not yet used */
+    size_t free_bytes = k->scratch ? k->scratch_bytes : 0;
     if (B->packed) {
         pb.data = (float *)B->data + (col0 / nr) * K * nr;
-    } else if (nr && alpha == 1.0f && k->scratch && k->scratch_bytes >= pg_gemm_scratch_bytes(v, K, N)) {
+    } else if (nr && alpha == 1.0f && free_bytes >= b_pack_bytes(prm, K, N)) {
         if (B->trans)
-            pg_gemm_pack_bt(K, N, B->data + col0 * B->ldb, B->ldb, nr, k->scratch);
+            pg_gemm_pack_bt(K, N, B->data + col0 * B->ldb, B->ldb, nr, (float *)free_at);
         else
-            pg_sgemm_pack_panels(K, N, B->data + col0, B->ldb, nr, k->scratch);
-        pb.data = k->scratch;
+            pg_sgemm_pack_panels(K, N, B->data + col0, B->ldb, nr, (float *)free_at);
+        pb.data = (float *)free_at;
+        free_at += b_pack_bytes(prm, K, N);
+        free_bytes -= b_pack_bytes(prm, K, N);
+    }
+    if (pb.data && copies_a(prm, M, N, lda)) {
+        /* rows of A that would share an L1 set: a dense copy at a stride
+         * that spreads them (read once, against N / 8 flops per byte) */
+        size_t la = pg_sgemm_unaliased_lda((size_t)prm->mr, K);
+        if (free_bytes >= M * la * sizeof(float)) {
+            float *a = (float *)free_at;
+            for (size_t i = 0; i < M; i++)
+                memcpy(a + i * la, A + i * lda, K * sizeof(float));
+            A = a;
+            lda = la;
+        }
     }
     /* the kernel's epilogue takes bias and relu/gelu when alpha is 1; the
      * rest follows the product in these loops */

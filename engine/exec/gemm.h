@@ -35,8 +35,11 @@ pg_status pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, si
 /* B = Bt^T (Bt stored [N, K], row length ldb) packed into nr-wide SGEMM
  * panels: ceil(N/nr) * K * nr floats at dst, the columns past N zero. */
 void pg_gemm_pack_bt(size_t K, size_t N, const float *Bt, size_t ldb, size_t nr, float *dst);
-/* Scratch pg_gemm2d needs to pack a K x N (unpacked) B for that kernel. */
-size_t pg_gemm_scratch_bytes(const pg_variant *sgemm, size_t K, size_t N);
+/* Scratch pg_gemm2d needs for M rows of A (row stride K) against a K x N
+ * B on that kernel: room to pack B unless it is pre-packed, and a copy of
+ * A at an unaliased stride where its own puts a tile's rows in one L1 set
+ * (pg_sgemm_a_aliases; without the room the driver copies by tiles). */
+size_t pg_gemm_scratch_bytes(const pg_variant *sgemm, size_t M, size_t K, size_t N, int b_packed);
 /* Applies an activation to n floats in place (the ones the SGEMM epilogue
  * does not have): the bound elementwise kernel, or a plain loop if NULL. */
 void pg_apply_act(const pg_variant *kern, pg_act_kind act, float *y, size_t n);

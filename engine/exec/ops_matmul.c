@@ -111,10 +111,14 @@ size_t pg_scratch_matmul(const pg_node *n, const pg_tensor *const *in, const pg_
     size_t g = is_gated(n) && w->rank == 2 ? gated_bytes(in[0], w) : 0;
     if (pg_lowp_layout(w))
         return g + pg_lowp_scratch(n, in);
-    if (w->layout == PG_LAYOUT_PACKED || w->rank < 2)
+    if (w->rank < 2)
         return g;
-    return g + pg_gemm_scratch_bytes(b->kern[0], (size_t)w->shape[w->rank - 2],
-                                     (size_t)w->shape[w->rank - 1]);
+    /* the most rows one product has: all of A's against one weight */
+    size_t K = (size_t)w->shape[w->rank - 2];
+    int64_t na = pg_tensor_numel(in[0]);
+    size_t M = K && na > 0 ? (size_t)na / K : 0;
+    return g + pg_gemm_scratch_bytes(b->kern[0], M, K, (size_t)w->shape[w->rank - 1],
+                                     w->layout == PG_LAYOUT_PACKED);
 }
 
 /* Gemm: A^T when transA, then room to pack B (or B^T) per run. */
@@ -125,9 +129,9 @@ size_t pg_scratch_gemm(const pg_node *n, const pg_tensor *const *in, const pg_te
     int ta = (int)pg_ir_attr_int(n, "transA", 0);
     size_t s = ta ? (size_t)pg_tensor_numel(in[0]) * sizeof(float) + 64 : 0;
     size_t K = (size_t)in[0]->shape[ta ? 0 : 1];
-    if (in[1]->layout != PG_LAYOUT_PACKED)
-        s = pg_align_up(s) + pg_gemm_scratch_bytes(b->kern[0], K, (size_t)out[0]->shape[1]);
-    return s;
+    return pg_align_up(s) + pg_gemm_scratch_bytes(b->kern[0], (size_t)out[0]->shape[0], K,
+                                                  (size_t)out[0]->shape[1],
+                                                  in[1]->layout == PG_LAYOUT_PACKED);
 }
 
 static void b_desc(pg_gemm_b *bd, const pg_tensor *b, const void *data, int trans)

@@ -73,9 +73,7 @@ static void plan_blocks(gemm_job *j)
      * each broadcast misses L1 (128 x 3072 x 768 ran at 85% of the FMA
      * peak on Zen 4).  Such an A is copied by tiles instead (the tall
      * path), with K blocks short enough for the copy. */
-    size_t stride = j->lda * sizeof(float) % 4096;
-    size_t sets = 4096 / (stride ? (stride & -stride) : 4096);   /* L1 sets a tile's rows use */
-    int aliases = j->mr / sets > 6;                                /* rows per set */
+    int aliases = pg_sgemm_a_aliases(j->mr, j->lda);
     if (aliases && kc * j->mr > A_TILE_FLOATS) {
         size_t fit = A_TILE_FLOATS / j->mr & ~(size_t)15;
         nkb = div_up(j->K, fit);
@@ -85,6 +83,21 @@ static void plan_blocks(gemm_job *j)
     j->kc = kc;
     j->nc_panels = nc ? nc : 1;
     j->a_block_max = aliases ? 0 : l2 / 2;
+}
+
+int pg_sgemm_a_aliases(size_t mr, size_t lda)
+{
+    size_t stride = lda * sizeof(float) % 4096;
+    size_t sets = 4096 / (stride ? (stride & -stride) : 4096);   /* L1 sets a tile's rows use */
+    return mr / sets > 6;                                          /* rows per set */
+}
+
+size_t pg_sgemm_unaliased_lda(size_t mr, size_t K)
+{
+    size_t lda = (K + 15) & ~(size_t)15;   /* rows start on cache lines */
+    while (pg_sgemm_a_aliases(mr, lda))
+        lda += 16;
+    return lda;
 }
 
 /* Split C into tasks along the cheaper dimension: cutting M makes every
