@@ -113,10 +113,13 @@ size_t pg_scratch_matmul(const pg_node *n, const pg_tensor *const *in, const pg_
         return g + pg_lowp_scratch(n, in);
     if (w->rank < 2)
         return g;
-    /* the most rows one product has: all of A's against one weight */
+    /* the most rows one product has: all of A's against a 2-D weight (one
+     * product, see matmul_nd), else one batch's */
+    const pg_tensor *a = in[0];
     size_t K = (size_t)w->shape[w->rank - 2];
-    int64_t na = pg_tensor_numel(in[0]);
-    size_t M = K && na > 0 ? (size_t)na / K : 0;
+    int64_t na = pg_tensor_numel(a);
+    size_t M = w->rank > 2 && a->rank >= 2 ? (size_t)a->shape[a->rank - 2]
+             : K && na > 0 ? (size_t)na / K : 0;
     return g + pg_gemm_scratch_bytes(b->kern[0], M, K, (size_t)w->shape[w->rank - 1],
                                      w->layout == PG_LAYOUT_PACKED);
 }

@@ -63,8 +63,8 @@ void pg_f32_gemm_8x12_neon(size_t mr, size_t nr, size_t k, const float *a, size_
                            const float *b, float *c, size_t ldc, const pg_sgemm_epilogue *ep);
 
 /* Whether an MR-row tile of A read in place at row stride lda (floats)
- * puts more rows in one L1 set than it has ways for (a stride that is a
- * multiple of 1 KiB: BERT's FFN output, 3072 floats): every broadcast
+ * puts more rows in one L1 set than it has ways for (12 rows at a stride
+ * that is a multiple of 4 KiB: BERT's FFN output, 3072 floats): every broadcast
  * would miss L1.  The driver then copies A by tiles, with short K blocks;
  * a caller with room copies the whole A at pg_sgemm_unaliased_lda first
  * (128 x 3072 x 768 on Zen 4: 5-7% faster than the tile copies). */
