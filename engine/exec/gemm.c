@@ -1,5 +1,6 @@
 /* gemm.c - the matrix-product driver of the executors (see gemm.h). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "../kernels/sgemm/sgemm.h"
@@ -17,11 +18,15 @@ static size_t b_pack_bytes(const pg_sgemm_params *p, size_t K, size_t N)
     return pg_align_up(((N + nr - 1) / nr) * nr * K * sizeof(float));
 }
 
-/* Whether pg_gemm2d copies this A to an unaliased stride (its scratch
- * allowing): enough rows and columns for the copy to pay for itself. */
-static int copies_a(const pg_sgemm_params *p, size_t M, size_t N, size_t lda)
+/* Bytes of the copy pg_gemm2d makes of an M x K A at row stride lda, at
+ * an unaliased stride (its scratch allowing), or 0 for none: only where
+ * lda aliases and there are enough rows and columns for the copy to pay. */
+static size_t a_copy_bytes(const pg_sgemm_params *p, size_t M, size_t N, size_t K, size_t lda)
 {
-    return M >= 2 * (size_t)p->mr && N >= 2 * (size_t)p->nr && pg_sgemm_a_aliases((size_t)p->mr, lda);
+    if (M < 2 * (size_t)p->mr || N < 2 * (size_t)p->nr || !pg_sgemm_a_aliases((size_t)p->mr, lda))
+        return 0;
+    size_t la = pg_sgemm_unaliased_lda((size_t)p->mr, K);
+    return M > (SIZE_MAX - 64) / sizeof(float) / la ? 0 : pg_align_up(M * la * sizeof(float));
 }
 
 /* Rows of A copied to another row stride, by blocks of rows (a thread
@@ -45,10 +50,7 @@ size_t pg_gemm_scratch_bytes(const pg_variant *sgemm, size_t M, size_t K, size_t
     const pg_sgemm_params *p = sgemm ? sgemm->params : NULL;
     if (!p || p->nr <= 0)
         return 0;
-    size_t s = b_packed ? 0 : b_pack_bytes(p, K, N);
-    if (copies_a(p, M, N, K))
-        s += pg_align_up(M * pg_sgemm_unaliased_lda((size_t)p->mr, K) * sizeof(float));
-    return s;
+    return (b_packed ? 0 : b_pack_bytes(p, K, N)) + a_copy_bytes(p, M, N, K, K);
 }
 
 void pg_apply_act(const pg_variant *kern, pg_act_kind act, float *y, size_t n)
@@ -171,19 +173,18 @@ pg_status pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, si
         free_at += b_pack_bytes(prm, K, N);
         free_bytes -= b_pack_bytes(prm, K, N);
     }
-    if (pb.data && copies_a(prm, M, N, lda)) {
+    size_t a_bytes = pb.data ? a_copy_bytes(prm, M, N, K, lda) : 0;
+    if (a_bytes && free_bytes >= a_bytes) {
         /* rows of A that would share an L1 set: a dense copy at a stride
          * that spreads them (read once, against N / 8 flops per byte) */
         size_t la = pg_sgemm_unaliased_lda((size_t)prm->mr, K);
-        if (free_bytes >= M * la * sizeof(float)) {
-            /* on the product's threads: a 1024 x 3072 A (BERT at batch 8)
-             * is 12 MiB to copy */
-            int t = pg_threads_resolve(threads);
-            row_copy c = { A, (float *)free_at, lda, la, K, M, (M + 4 * (size_t)t - 1) / (4 * (size_t)t) };
-            pg_parallel_for((M + c.block - 1) / c.block, copy_row_block, &c, t);
-            A = c.dst;
-            lda = la;
-        }
+        /* on the product's threads: a 1024 x 3072 A (BERT at batch 8) is
+         * 12 MiB to copy */
+        int t = pg_threads_resolve(threads);
+        row_copy c = { A, (float *)free_at, lda, la, K, M, (M + 4 * (size_t)t - 1) / (4 * (size_t)t) };
+        pg_parallel_for((M + c.block - 1) / c.block, copy_row_block, &c, t);
+        A = c.dst;
+        lda = la;
     }
     /* the kernel's epilogue takes bias and relu/gelu when alpha is 1; the
      * rest follows the product in these loops */
