@@ -8,6 +8,13 @@ script prints which OpenBLAS kernel and how many threads threadpoolctl sees.)
 In one run, interleaved (peregrine, numpy, peregrine, numpy, ...), medians:
 SGEMM on squares and the MiniLM shapes with B pre-packed, GEMV against the
 copy bandwidth, at 1 thread and at 2.  Prints a table and the ratios.
+
+    python benchmarks/bench_kernels.py --cold [--threads 1]
+
+instead times BERT-base's layer products (128 and 1024 rows) with the
+weights coming from DRAM, as in a model whose weights exceed L3: each call
+takes the next of enough copies of B (packed for peregrine, plain for
+numpy) to fill COLD_BYTES, so no call finds its B in cache.
 """
 from __future__ import annotations
 
@@ -26,6 +33,11 @@ SGEMM_SHAPES = [  # (M, N, K)
     (8, 4096, 4096),
 ]
 GEMV_SHAPES = [(384, 384), (4096, 4096)]  # (N, K)
+# BERT-base's layer products (M, N, K): QKV, attention output, FFN up, FFN
+# down (A's rows 12 KiB apart) at batch 1 and 8, sequence 128
+COLD_SHAPES = [(m, n, k) for m in (128, 1024)
+               for n, k in ((2304, 768), (768, 768), (3072, 768), (768, 3072))]
+COLD_BYTES = 128 << 20   # four times a 32 MiB L3
 
 
 def interleaved(fns: dict, repeat: int, min_time: float, pause: float = 0.25) -> dict[str, float]:
@@ -50,14 +62,50 @@ def interleaved(fns: dict, repeat: int, min_time: float, pause: float = 0.25) ->
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def cold(rng, threads: list[int], repeat: int) -> None:
+    """SGEMM against weights from DRAM: every call a different copy of B."""
+    print(f"{'cold sgemm MxNxK':>18} {'peregrine':>10} {'numpy':>10} {'vs numpy':>9} {'of peak':>8}")
+    for nt in threads:
+        with threadpool_limits(nt):
+            peak = kernels.measure_peak(nt)
+            print(f"=== {nt} thread(s): FMA peak {peak['fma_gflops']:.1f} GFLOP/s")
+            for M, N, K in COLD_SHAPES:
+                copies = max(2, COLD_BYTES // (4 * K * N))
+                a = rng.standard_normal((M, K), dtype=np.float32)
+                b = [rng.standard_normal((K, N), dtype=np.float32) for _ in range(copies)]
+                packed = [kernels.pack(x) for x in b]
+                c = np.empty((M, N), np.float32)
+                turn = {"pg": 0, "np": 0}
+
+                def run_pg():
+                    kernels.sgemm(a, packed[turn["pg"] % copies], threads=nt, out=c)
+                    turn["pg"] += 1
+
+                def run_np():
+                    np.matmul(a, b[turn["np"] % copies], out=c)
+                    turn["np"] += 1
+
+                t = interleaved({"pg": run_pg, "np": run_np}, repeat, 0.05)
+                fl = 2.0 * M * N * K
+                gp, gn = fl / t["pg"] / 1e9, fl / t["np"] / 1e9
+                print(f"{f'{M}x{N}x{K}':>18} {gp:8.1f} GF {gn:8.1f} GF {gp / gn:8.2f}x "
+                      f"{gp / peak['fma_gflops']:7.0%}")
+                del packed, b
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--min-time", type=float, default=0.05)
     ap.add_argument("--quick", action="store_true", help="skip 2048 squares")
+    ap.add_argument("--cold", action="store_true",
+                    help="BERT-base's products with the weights from DRAM instead")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
+    if args.cold:
+        cold(rng, [int(t) for t in args.threads.split(",")], args.repeat)
+        return
 
     blas = [i for i in threadpool_info() if i.get("internal_api") == "openblas"]
     print("numpy BLAS:", ", ".join(f"{i['internal_api']} {i.get('version')} {i.get('architecture')}" for i in blas) or "none found")

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/alloc.h"
 #include "../../core/error.h"
 #include "sgemm.h"
 
@@ -43,10 +44,10 @@ pg_status pg_sgemm_pack(int variant, size_t K, size_t N, const float *B, size_t 
     bytes = (bytes + 63) & ~(size_t)63;
 
     pg_packed_b *pb = calloc(1, sizeof *pb);
-    float *data = aligned_alloc(64, bytes ? bytes : 64);
+    float *data = pg_malloc(bytes);   /* aligned, on huge pages when large (alloc.h) */
     if (!pb || !data) {
         free(pb);
-        free(data);
+        pg_free(data);
         return pg_fail(PG_ERR_NOMEM, "pg_sgemm_pack: cannot allocate %zu bytes", bytes);
     }
     pg_sgemm_pack_panels(K, N, B, ldb, nr, data);
@@ -64,7 +65,7 @@ void pg_packed_b_free(pg_packed_b *pb)
 {
     if (!pb)
         return;
-    free(pb->data);
+    pg_free(pb->data);
     free(pb);
 }
 
