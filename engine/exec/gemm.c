@@ -6,10 +6,10 @@
 #include "../kernels/sgemm/sgemm.h"
 #include "../core/alloc.h"
 #include "../core/error.h"
-#include "../core/threadpool.h"
 #include "../kernels/unary_fn.h"
 #include "../kernels/gemv_panels/gemv_panels.h"
 #include "gemm.h"
+#include "parallel.h"
 
 /* Bytes of B packed into the kernel's panels (0 without a kernel). */
 static size_t b_pack_bytes(const pg_sgemm_params *p, size_t K, size_t N)
@@ -29,19 +29,17 @@ static size_t a_copy_bytes(const pg_sgemm_params *p, size_t M, size_t N, size_t 
     return M > (SIZE_MAX - 64) / sizeof(float) / la ? 0 : pg_align_up(M * la * sizeof(float));
 }
 
-/* Rows of A copied to another row stride, by blocks of rows (a thread
- * pool task each). */
+/* Rows of A copied to another row stride (pg_exec_parallel's ranges). */
 typedef struct row_copy {
     const float *src;
     float *dst;
-    size_t lds, ldd, cols, rows, block;
+    size_t lds, ldd, cols;
 } row_copy;
 
-static void copy_row_block(void *ctx, size_t t)
+static void copy_rows(void *ctx, int64_t begin, int64_t end)
 {
     const row_copy *c = ctx;
-    size_t r1 = (t + 1) * c->block < c->rows ? (t + 1) * c->block : c->rows;
-    for (size_t r = t * c->block; r < r1; r++)
+    for (size_t r = (size_t)begin; r < (size_t)end; r++)
         memcpy(c->dst + r * c->ldd, c->src + r * c->lds, c->cols * sizeof(float));
 }
 
@@ -178,11 +176,10 @@ pg_status pg_gemm2d(pg_kctx *k, size_t M, size_t N, size_t K, const float *A, si
         /* rows of A that would share an L1 set: a dense copy at a stride
          * that spreads them (read once, against N / 8 flops per byte) */
         size_t la = pg_sgemm_unaliased_lda((size_t)prm->mr, K);
-        /* on the product's threads: a 1024 x 3072 A (BERT at batch 8) is
+        /* on the model's threads: a 1024 x 3072 A (BERT at batch 8) is
          * 12 MiB to copy */
-        int t = pg_threads_resolve(threads);
-        row_copy c = { A, (float *)free_at, lda, la, K, M, (M + 4 * (size_t)t - 1) / (4 * (size_t)t) };
-        pg_parallel_for((M + c.block - 1) / c.block, copy_row_block, &c, t);
+        row_copy c = { A, (float *)free_at, lda, la, K };
+        pg_exec_parallel(k, (int64_t)M, (int64_t)K, 1, copy_rows, &c);
         A = c.dst;
         lda = la;
     }
