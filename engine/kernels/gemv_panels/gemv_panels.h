@@ -30,6 +30,8 @@ typedef struct pg_gemv_panels_params {
 
 void pg_f32_gemv_panels_c(size_t N, size_t K, const float *x, const float *b, const float *bias,
                           float *y, size_t nr);
+void pg_f32_gemv_panels32_avx512f(size_t N, size_t K, const float *x, const float *b,
+                                  const float *bias, float *y, size_t nr);
 void pg_f32_gemv_panels16_avx2_fma3(size_t N, size_t K, const float *x, const float *b,
                                     const float *bias, float *y, size_t nr);
 

@@ -1,16 +1,20 @@
 /* gemv_panels_table.c - the variant table of gemv_panels, best first, C
- * reference last.  Only the avx2 SGEMM kernel's 16-column panels have an
- * assembly reader so far; weights packed for another width stay on SGEMM
- * (ops_matmul.c binds this only where an assembly variant fits). */
+ * reference last.  The x86-64 SGEMM kernels' panels (32 columns for
+ * AVX-512, 16 for AVX2) have assembly readers; weights packed for another
+ * width (NEON's 12) stay on SGEMM (ops_matmul.c binds this only where an
+ * assembly variant fits). */
 #include "gemv_panels.h"
 
 #if defined(__x86_64__)
+static const pg_gemv_panels_params p_32 = { 32 };
 static const pg_gemv_panels_params p_16 = { 16 };
 #endif
 static const pg_gemv_panels_params p_any = { 0 };
 
 static const pg_variant variants[] = {
 #if defined(__x86_64__)
+    { "f32_gemv_panels32_avx512f", "avx512", PG_CPU_AVX512F,
+      .fn = { .gemv_panels = pg_f32_gemv_panels32_avx512f }, &p_32 },
     { "f32_gemv_panels16_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
       .fn = { .gemv_panels = pg_f32_gemv_panels16_avx2_fma3 }, &p_16 },
 #endif
