@@ -715,11 +715,12 @@ class OnnxModel:
             if feeds[k].dtype != np.float16:
                 raise TypeError(f"input {k!r} is float16 in the model; fed {feeds[k].dtype}")
             feeds[k] = feeds[k].astype(np.float32)
-        missing = [n for n in self.input_names if n not in feeds]
+        names = self.input_names   # (a list built per read: once per run)
+        missing = [n for n in names if n not in feeds]
         if missing:
-            raise KeyError(f"inputs {missing} are not fed (inputs: {self.input_names})")
+            raise KeyError(f"inputs {missing} are not fed (inputs: {names})")
         vals = {k: feeds[k] for k in self._parsed.value_inputs}
-        m = self.compiled({k: v.shape for k, v in feeds.items() if k in self.input_names}, vals)
+        m = self.compiled({k: feeds[k].shape for k in names}, vals)
         out = m.run({k: v for k, v in feeds.items() if k not in vals})
         for k in half_out & set(out):
             if out[k].dtype == np.float32:

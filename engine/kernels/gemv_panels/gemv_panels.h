@@ -11,7 +11,9 @@
  * several streams the hardware prefetchers run side by side, as gemv does
  * on row-major B.  Measured on AMD Zen 3, B from DRAM (16 copies in turn,
  * 512 x 2048, 768 x 3072, 2048 x 512): 15 GB/s through SGEMM at M = 1,
- * 25-27 GB/s here.
+ * 25-27 GB/s here; on Zen 4 with the AVX-512 32-column panels (512 x 2048,
+ * 2048 x 512, 512 x 1536, 128 MiB of copies in turn), 18-24 GB/s through
+ * SGEMM, 24-28 GB/s here, within the noise of a plain read's 28 GB/s.
  *
  * nr is the panel width the weight was packed for; an assembly kernel takes
  * only its own (its params' nr), the C reference any.  Nothing past y[N - 1]
