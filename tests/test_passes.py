@@ -816,8 +816,9 @@ def test_one_row_on_a_packed_weight_runs_gemv_over_the_panels(act, n):
     g.add_output("y")
     m = pg.compile(g, level=3)
     names = [k for s in m.kernels for k in s["kernels"]]
-    # the x86-64 SGEMM kernels' panel widths have readers (AVX-512's 32, AVX2's 16)
-    readers = {"f32_gemm_12x32_": "f32_gemv_panels32_", "f32_gemm_6x16_": "f32_gemv_panels16_"}
+    # every SGEMM kernel's panel width has its reader (AVX-512's 32, AVX2's 16, NEON's 12)
+    readers = {"f32_gemm_12x32_": "f32_gemv_panels32_", "f32_gemm_6x16_": "f32_gemv_panels16_",
+               "f32_gemm_8x12_": "f32_gemv_panels12_"}
     sgemm = [v for v in names if v.startswith("f32_gemm_")]
     want = [r for s, r in readers.items() if sgemm and sgemm[0].startswith(s)]
     got = [v for v in names if v.startswith("f32_gemv_panels")]

@@ -1,8 +1,8 @@
 /* check_gemv_panels.c - every gemv_panels variant against the C reference.
  *
  * B is packed by SGEMM's own pack (pg_sgemm_pack_panels) in the variant's
- * panel width (32 or 16; 16 for the C reference).  N walks the edge sizes
- * for both widths (whole groups of four panels, the one-panel path, a last
+ * panel width (32, 16 or 12; 16 for the C reference).  N walks the edge
+ * sizes for each width (whole groups of four panels, the one-panel path, a last
  * panel of fewer columns than one half, exactly one half, more), K 0 (y = bias), 1, a few and some hundreds, with and without
  * bias.  y is exactly N floats between guards, filled with NaN first (a
  * kernel must overwrite it, and write nothing past N).  Tolerance as gemv's:
@@ -15,8 +15,8 @@
 #include "../kernels/sgemm/sgemm.h"
 #include "checkasm.h"
 
-static const size_t extra_n[] = { 15, 16, 17, 31, 32, 33, 63, 64, 65, 79, 127, 128, 129,
-                                   143, 176, 200, 1000 };
+static const size_t extra_n[] = { 11, 12, 13, 15, 16, 17, 31, 32, 33, 47, 48, 49, 59, 63, 64,
+                                   65, 79, 127, 128, 129, 143, 176, 200, 1000 };
 static const size_t ks[] = { 0, 1, 2, 5, 64, 300 };
 
 void checkasm_check_gemv_panels(void)
@@ -26,7 +26,7 @@ void checkasm_check_gemv_panels(void)
     size_t max_n = 1000, max_k = 300;
     for (int i = 0; i < checkasm_n_sizes; i++)
         max_n = checkasm_sizes[i] > max_n ? checkasm_sizes[i] : max_n;
-    size_t max_p = (max_n + 31) / 32 * 32;   /* columns of the widest packing */
+    size_t max_p = max_n + 31;   /* columns of any packing (nr <= 32) */
     float *x = checkasm_alloc_f32(max_k), *B = checkasm_alloc_f32(max_k * max_n);
     float *packed = checkasm_alloc_f32(max_k * max_p), *bias_buf = checkasm_alloc_f32(max_n);
     float *y_ref = checkasm_alloc_f32(max_n), *tol = checkasm_alloc_f32(max_n);

@@ -2,7 +2,11 @@
  * threaded split (results must not depend on the thread count: each thread
  * owns whole columns, so the sums are the same), the K = 0 and N = 0 edges,
  * and every argument error.  The kernels themselves are proven against the
- * C reference by checkasm (check_gemv.c). */
+ * C reference by checkasm (check_gemv.c, check_gemv_panels.c).  And a
+ * compiled model's one-row product on a packed weight: bound to the
+ * gemv_panels reader of the SGEMM kernel's panel width (every assembly
+ * SGEMM kernel has one: under qemu the NEON reader runs here), equal to
+ * level 0's plain product at panel edges. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +97,65 @@ static void check_nk(size_t N, size_t K, size_t ldw)
     free(x), free(W), free(B), free(bias), free(y1), free(y2), free(yg);
 }
 
+/* y = x . w + b with x [1, K] at level 3 (w packed, one row: gemv_panels)
+ * against level 0 */
+static void check_one_row_model(int64_t K, int64_t N)
+{
+    unsigned seed = (unsigned)(N * 7 + K);
+    float *x = malloc(sizeof(float) * (size_t)K), *w = malloc(sizeof(float) * (size_t)(K * N));
+    float *b = malloc(sizeof(float) * (size_t)N), *y[2];
+    for (int64_t i = 0; i < K; i++)
+        x[i] = frand(&seed);
+    for (int64_t i = 0; i < K * N; i++)
+        w[i] = frand(&seed);
+    for (int64_t i = 0; i < N; i++)
+        b[i] = frand(&seed);
+    pg_graph *g;
+    OK(pg_graph_new(&g));
+    int64_t xd[2] = { 1, K }, wd[2] = { K, N }, bd[1] = { N };
+    OK(pg_graph_add_input(g, "x", PG_DTYPE_FLOAT32, 2, xd));
+    OK(pg_graph_add_initializer(g, "w", PG_DTYPE_FLOAT32, 2, wd, w));
+    OK(pg_graph_add_initializer(g, "b", PG_DTYPE_FLOAT32, 1, bd, b));
+    const char *i1[2] = { "x", "w" }, *o1[1] = { "mm" }, *i2[2] = { "mm", "b" }, *o2[1] = { "y" };
+    OK(pg_graph_add_node(g, "MatMul", "mm", i1, 2, o1, 1));
+    OK(pg_graph_add_node(g, "Add", "add", i2, 2, o2, 1));
+    OK(pg_graph_add_output(g, "y"));
+    const char *names[1] = { "x" };
+    const void *data[1] = { x };
+    int ranks[1] = { 2 };
+    const int64_t *shapes[1] = { xd };
+    for (int level = 0; level < 2; level++) {
+        pg_compile_options o = { .level = level ? 3 : 0, .threads = 1 };
+        pg_model *m;
+        OK(pg_compile(g, &o, &m));
+        if (level) {
+            /* the product's step names its kernels: a reader wherever SGEMM is assembly */
+            int asm_sgemm = 0, reader = 0;
+            for (int i = 0; i < pg_model_step_count(m); i++) {
+                pg_step_info si;
+                OK(pg_model_step_info(m, i, &si));
+                asm_sgemm |= si.detail && strstr(si.detail, "kernel=f32_gemm_") &&
+                             !strstr(si.detail, "kernel=f32_gemm_4x8_c");
+                reader |= si.detail && strstr(si.detail, "kernel=f32_gemv_panels") != NULL;
+            }
+            CHECK(reader == asm_sgemm, "K %lld N %lld: gemv_panels bound %d, assembly SGEMM %d",
+                  (long long)K, (long long)N, reader, asm_sgemm);
+        }
+        OK(pg_model_run(m, 1, names, data, ranks, shapes));
+        pg_tensor_info ti;
+        OK(pg_model_output_info(m, 0, &ti));
+        y[level] = malloc(sizeof(float) * (size_t)N);
+        memcpy(y[level], ti.data, sizeof(float) * (size_t)N);
+        pg_model_free(m);
+    }
+    for (int64_t j = 0; j < N; j++)
+        CHECK(fabsf(y[0][j] - y[1][j]) <= 1e-4f * (1.0f + (float)K),
+              "K %lld N %lld: y[%lld] %g at level 3, %g at level 0", (long long)K, (long long)N,
+              (long long)j, y[1][j], y[0][j]);
+    pg_graph_free(g);
+    free(x), free(w), free(b), free(y[0]), free(y[1]);
+}
+
 int main(void)
 {
     /* Big enough to be split across threads, with ragged slices. */
@@ -104,6 +167,12 @@ int main(void)
     check_nk(1000, 301, 301);
     check_nk(67, 2000, 2005);
     check_nk(3, 5, 5);
+
+    /* panel edges of every reader: 12 (NEON), 16 (AVX2), 32 (AVX-512), groups of four */
+    static const int64_t ns[] = { 1, 11, 12, 13, 16, 33, 47, 48, 49, 64, 127, 128, 129, 200 };
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        check_one_row_model(37, ns[i]);
+    check_one_row_model(1, 50);
 
     float x[4] = { 1, 2, 3, 4 }, B[8] = { 0 }, bias[2] = { 5, -6 }, y[2] = { 9, 9 };
     CHECK(pg_gemv(-1, 2, 0, NULL, NULL, 2, bias, y) == PG_OK && y[0] == 5 && y[1] == -6,

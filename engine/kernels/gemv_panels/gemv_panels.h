@@ -36,6 +36,8 @@ void pg_f32_gemv_panels32_avx512f(size_t N, size_t K, const float *x, const floa
                                   const float *bias, float *y, size_t nr);
 void pg_f32_gemv_panels16_avx2_fma3(size_t N, size_t K, const float *x, const float *b,
                                     const float *bias, float *y, size_t nr);
+void pg_f32_gemv_panels12_neon(size_t N, size_t K, const float *x, const float *b,
+                               const float *bias, float *y, size_t nr);
 
 /* y = x . B (+ bias) on the variant v, panels split over up to nthreads
  * threads when B is large (0: the default count); nr the packing's width. */
