@@ -2,11 +2,12 @@
  *
  * B is packed by SGEMM's own pack (pg_sgemm_pack_panels) in the variant's
  * panel width (32, 16 or 12; 16 for the C reference).  N walks the edge
- * sizes for each width (whole groups of four panels, the one-panel path, a last
- * panel of fewer columns than one half, exactly one half, more), K 0 (y = bias), 1, a few and some hundreds, with and without
- * bias.  y is exactly N floats between guards, filled with NaN first (a
- * kernel must overwrite it, and write nothing past N).  Tolerance as gemv's:
- * 2 eps (1 + sqrt K) (|bias_j| + sum_k |x_k B_kj|). */
+ * sizes of each width (whole groups of four panels, the one-panel path, a
+ * last panel shorter than a half, exactly a half, longer), K 0 (y = bias),
+ * 1, a few and some hundreds, with and without bias.  y is exactly N
+ * floats between guards, filled with NaN first (a kernel must overwrite it,
+ * and write nothing past N).  Tolerance as gemv's: 2 eps (1 + sqrt K)
+ * (|bias_j| + sum_k |x_k B_kj|). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
