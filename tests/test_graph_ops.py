@@ -291,6 +291,47 @@ def test_slice_gather():
     close(y, emb[[[1, 2, 9]]])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dt", [np.float32, np.int64, np.bool_])
+def test_slice_and_expand_match_numpy_at_random(dt, threads):
+    """Slice (any axes, negative and long steps) and Expand (broadcasts at
+    any dims, new leading dims) copy rows of their output, merging the dims
+    that are contiguous in the input: against numpy over random shapes of
+    rank 1-5, element sizes 8, 4 and 1, and big enough for the rows to be
+    shared out among threads."""
+    r = np.random.default_rng(7)
+    for case in range(40):
+        shape = tuple(int(d) for d in r.integers(1, 6, r.integers(1, 6)))
+        if case % 8 == 0:   # one large case in eight: rows split over threads
+            shape = (64, 8, 96)
+        x = r.integers(-50, 50, shape).astype(dt)
+        axes = sorted(r.choice(len(shape), r.integers(1, len(shape) + 1), replace=False))
+        starts, ends, steps, index = [], [], [], [slice(None)] * len(shape)
+        for a in axes:
+            n = shape[a]
+            st = int(r.choice([-3, -2, -1, 1, 1, 2, 3]))
+            s, e = int(r.integers(-n - 1, n + 2)), int(r.integers(-n - 1, n + 2))
+            starts.append(s), ends.append(e), steps.append(st)
+            index[a] = slice(s, e, st)
+        want = x[tuple(index)]
+        g = pg.Graph()
+        g.add_input("x", x.shape, x.dtype)
+        for k, v in (("s", starts), ("e", ends), ("a", axes), ("st", steps)):
+            g.add_initializer(k, np.array(v, np.int64))
+        g.add_node("Slice", ["x", "s", "e", "a", "st"], ["y"])
+        g.add_output("y")
+        y = pg.compile(g, level=0, threads=threads).run({"x": x})["y"]
+        assert y.shape == want.shape, (shape, index)
+        np.testing.assert_array_equal(y, want, err_msg=f"{shape} {index}")
+
+        src = tuple(d if r.random() < 0.5 else 1 for d in shape)
+        lead = tuple(int(d) for d in r.integers(1, 4, r.integers(0, 2)))
+        xe = r.integers(-50, 50, src).astype(dt)
+        to = lead + shape
+        (ye,) = run1("Expand", {"x": xe}, {"s": np.array(to, np.int64)})
+        np.testing.assert_array_equal(ye, np.broadcast_to(xe, to), err_msg=f"{src} -> {to}")
+
+
 def test_shape_chain_and_constants():
     """Shape -> Gather -> Concat -> Reshape, as exported graphs compute shapes."""
     x = f32(2, 3, 8)
