@@ -301,12 +301,20 @@ def test_gelu_wrong_constant_not_fused():
     assert "Gelu" not in ops_after(pg.compile(g, level=2))
 
 
-def _gelu_tanh_graph(cube, tail, shape=(3, 32)):
+def _gelu_tanh_graph(cube, tail, shape=(3, 32), k=0.044715):
     """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) as exporters
-    write it: x^3 by Pow or two Muls, the three tails of the erf form."""
+    write it: x^3 by Pow or two Muls, or factored as BLOOM writes it
+    (sqrt(2/pi) * x * (1 + 0.044715 * x * x), constant k); the three tails
+    of the erf form."""
     g = pg.Graph()
     g.add_input("x", shape)
-    if cube == "pow":
+    if cube == "factored":
+        g.add_node("Mul", ["x", c(g, "s2pi", math.sqrt(2 / math.pi))], ["sx"])
+        g.add_node("Mul", ["x", c(g, "k", k)], ["kx"])
+        g.add_node("Mul", ["kx", "x"], ["kxx"])
+        g.add_node("Add", ["kxx", c(g, "one_in", 1.0)], ["p1"])
+        g.add_node("Mul", ["sx", "p1"], ["u"])
+    elif cube == "pow":
         g.add_node("Pow", ["x", c(g, "three", 3.0)], ["x3"])
     elif cube == "mul_sq_x":
         g.add_node("Mul", ["x", "x"], ["sq"])
@@ -314,9 +322,10 @@ def _gelu_tanh_graph(cube, tail, shape=(3, 32)):
     else:   # x * (x * x)
         g.add_node("Mul", ["x", "x"], ["sq"])
         g.add_node("Mul", ["x", "sq"], ["x3"])
-    g.add_node("Mul", [c(g, "k", 0.044715), "x3"], ["kx3"])
-    g.add_node("Add", ["kx3", "x"], ["inner"])
-    g.add_node("Mul", ["inner", c(g, "s2pi", math.sqrt(2 / math.pi))], ["u"])
+    if cube != "factored":
+        g.add_node("Mul", [c(g, "k", k), "x3"], ["kx3"])
+        g.add_node("Add", ["kx3", "x"], ["inner"])
+        g.add_node("Mul", ["inner", c(g, "s2pi", math.sqrt(2 / math.pi))], ["u"])
     g.add_node("Tanh", ["u"], ["t"])
     g.add_node("Add", ["t", c(g, "one", 1.0)], ["a"])
     if tail == "torch":
@@ -338,7 +347,7 @@ def gelu_tanh_ref(x):
 
 
 @pytest.mark.parametrize("cube,tail", [("pow", "torch"), ("mul_sq_x", "gpt2"), ("mul_x_sq", "half_first"),
-                                       ("pow", "gpt2")])
+                                       ("pow", "gpt2"), ("factored", "gpt2")])
 def test_gelu_tanh_variants(cube, tail):
     g = _gelu_tanh_graph(cube, tail)
     m = pg.compile(g, level=2)
@@ -389,6 +398,11 @@ def test_gelu_tanh_wrong_constant_or_shared_cube_not_fused():
     assert "Gelu" not in ops_after(pg.compile(g2, level=2))
     g.add_output("x3")                                                # x^3 read outside
     assert "Gelu" not in ops_after(pg.compile(g, level=2))
+    g3 = _gelu_tanh_graph("factored", "gpt2", k=0.05)                 # BLOOM's form, not 0.044715
+    assert "Gelu" not in ops_after(pg.compile(g3, level=2))
+    g4 = _gelu_tanh_graph("factored", "gpt2")
+    g4.add_output("kxx")                                              # x * x * k read outside
+    assert "Gelu" not in ops_after(pg.compile(g4, level=2))
 
 
 # ---- SiLU, RMSNorm -------------------------------------------------------------------

@@ -15,6 +15,8 @@
  *
  *   x^3 = Pow(x, 3) | Mul(Mul(x, x), x) -> Mul(0.044715) -> Add(x)
  *       -> Mul(sqrt(2/pi)) -> Tanh -> Add(1) -> the same three tails
+ *   or, factored (BLOOM's bloom_gelu_forward),
+ *   Mul(Mul(x, sqrt(2/pi)), Add(Mul(Mul(x, 0.044715), x), 1)) -> Tanh -> ...
  *   -> Gelu(x)  (approximate = "tanh", the executor's gelu_tanh kernel)
  *
  * SiLU:  Mul(x, Sigmoid(x)) -> SiLU(x). */
@@ -134,6 +136,43 @@ static int is_cube(const pg_graph *g, int t, int x, int *nodes, int *n)
     return 1;
 }
 
+/* t = Mul(x, c) read once, c a constant scalar within TOL of want: x,
+ * or -1. */
+static int times_const(const pg_graph *g, int t, double want, pg_node **mul)
+{
+    pg_node *m = pm_producer(g, t, PG_OP_MUL);
+    if (!m || pm_uses(g, t) != 1)
+        return -1;
+    *mul = m;
+    return pm_const_is(g, m->inputs[1], want, TOL) ? m->inputs[0]
+         : pm_const_is(g, m->inputs[0], want, TOL) ? m->inputs[1] : -1;
+}
+
+/* u = Mul(Mul(x, sqrt(2/pi)), Add(Mul(Mul(x, 0.044715), x), 1)), the
+ * factored form: x, with the nodes before ms appended (data order); -1 if
+ * it is not. */
+static int factored_inner(const pg_graph *g, const pg_node *ms, int *nodes, int *n)
+{
+    for (int side = 0; side < 2; side++) {
+        pg_node *sx, *ad, *q, *cx;
+        int x = times_const(g, ms->inputs[side], SQRT_2_OVER_PI, &sx), k = ms->inputs[1 - side];
+        if (x < 0 || !(ad = pm_producer(g, k, PG_OP_ADD)) || pm_uses(g, k) != 1)
+            continue;
+        int qt = pm_const_is(g, ad->inputs[0], 1.0, TOL) ? ad->inputs[1]
+               : pm_const_is(g, ad->inputs[1], 1.0, TOL) ? ad->inputs[0] : -1;
+        /* q = Mul(Mul(x, 0.044715), x) */
+        if (qt < 0 || !(q = pm_producer(g, qt, PG_OP_MUL)) || pm_uses(g, qt) != 1 ||
+            pm_other_input(q, x) < 0 || times_const(g, pm_other_input(q, x), GELU_CUBIC, &cx) != x)
+            continue;
+        nodes[(*n)++] = sx->id;
+        nodes[(*n)++] = cx->id;
+        nodes[(*n)++] = q->id;
+        nodes[(*n)++] = ad->id;
+        return x;
+    }
+    return -1;
+}
+
 static int try_gelu_tanh(pg_graph *g, pg_pass_ctx *c, pg_node *th)
 {
     /* Tanh(Mul(sqrt(2/pi), inner)) */
@@ -143,28 +182,33 @@ static int try_gelu_tanh(pg_graph *g, pg_pass_ctx *c, pg_node *th)
         return 0;
     int inner = pm_const_is(g, ms->inputs[0], SQRT_2_OVER_PI, TOL) ? ms->inputs[1]
               : pm_const_is(g, ms->inputs[1], SQRT_2_OVER_PI, TOL) ? ms->inputs[0] : -1;
-    /* inner = Add(x, Mul(0.044715, x^3)) */
-    pg_node *ad = pm_producer(g, inner, PG_OP_ADD);
-    if (inner < 0 || !ad || pm_uses(g, inner) != 1)
-        return 0;
     int nodes[16], n = 0, x = -1;
-    for (int side = 0; side < 2 && x < 0; side++) {
-        int cand = ad->inputs[side], k = ad->inputs[1 - side];
-        pg_node *mk = pm_producer(g, k, PG_OP_MUL);
-        if (!mk || pm_uses(g, k) != 1)
-            continue;
-        int cube = pm_const_is(g, mk->inputs[0], GELU_CUBIC, TOL) ? mk->inputs[1]
-                 : pm_const_is(g, mk->inputs[1], GELU_CUBIC, TOL) ? mk->inputs[0] : -1;
-        n = 0;
-        if (cube >= 0 && is_cube(g, cube, cand, nodes, &n)) {
-            nodes[n++] = mk->id;
-            x = cand;
+    if (inner < 0) {
+        x = factored_inner(g, ms, nodes, &n);
+    } else {
+        /* inner = Add(x, Mul(0.044715, x^3)) */
+        pg_node *ad = pm_producer(g, inner, PG_OP_ADD);
+        if (!ad || pm_uses(g, inner) != 1)
+            return 0;
+        for (int side = 0; side < 2 && x < 0; side++) {
+            int cand = ad->inputs[side], k = ad->inputs[1 - side];
+            pg_node *mk = pm_producer(g, k, PG_OP_MUL);
+            if (!mk || pm_uses(g, k) != 1)
+                continue;
+            int cube = pm_const_is(g, mk->inputs[0], GELU_CUBIC, TOL) ? mk->inputs[1]
+                     : pm_const_is(g, mk->inputs[1], GELU_CUBIC, TOL) ? mk->inputs[0] : -1;
+            n = 0;
+            if (cube >= 0 && is_cube(g, cube, cand, nodes, &n)) {
+                nodes[n++] = mk->id;
+                x = cand;
+            }
         }
+        if (x >= 0)
+            nodes[n++] = ad->id;
     }
     const pg_tensor *xt = pm_tensor(g, x);
     if (x < 0 || !xt || xt->dtype != PG_DTYPE_FLOAT32)
         return 0;
-    nodes[n++] = ad->id;
     nodes[n++] = ms->id;
     nodes[n++] = th->id;
     pg_node *one = pm_sole_consumer(g, th->outputs[0], PG_OP_ADD);
