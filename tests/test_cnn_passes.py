@@ -201,7 +201,13 @@ GEOMETRIES = [
     (8, 10, 10, 8, 3, 1, 0, 8, 1),      # depthwise, no pad
     (8, 11, 11, 8, 3, 1, 2, 8, 2),      # depthwise, dilation 2
     (16, 40, 37, 16, 3, 1, 1, 16, 1),   # depthwise, 37 lanes (two groups + tail)
-    (8, 9, 9, 16, 3, 1, 1, 2, 1),       # grouped (not depthwise): the reference loop
+    (8, 9, 9, 16, 3, 1, 1, 2, 1),       # grouped (not depthwise): SGEMM per group
+    (12, 10, 11, 24, 1, 1, 0, 4, 1),    # grouped 1x1 (ResNeXt): the input rows as panels
+    (24, 13, 12, 24, 7, 1, 3, 24, 1),   # depthwise 7x7 (ConvNeXt): the dwconv7x7 kernels
+    (10, 15, 14, 10, 7, 2, 3, 10, 1),   # depthwise 7x7, stride 2
+    (8, 12, 11, 8, 9, 1, 4, 8, 1),      # depthwise 9x9: SGEMM per group, one filter each
+    (6, 9, 8, 12, 3, 1, 1, 6, 1),       # depthwise with two filters a channel
+    (16, 8, 9, 32, 3, 2, 2, 8, 2),      # grouped, stride 2, dilation 2
 ]
 
 
@@ -220,6 +226,10 @@ def test_conv_kernels_against_ort(geo, act):
     for threads in (1, 2):
         _, m = compiled(model, x, 3, threads)
         assert rel_err(m.run({"x": x})[out], ref) <= TOL, threads
+        # every geometry has a kernel form (grouped ones SGEMM per group):
+        # none is left to the reference loop
+        convs = [kk for kk in m.kernels if kk["op_type"] in ("Conv", "FusedConv")]
+        assert convs and all(kk["kernels"] for kk in convs), convs
 
 
 def test_fused_conv_refuses_unknown_activation():
@@ -288,10 +298,12 @@ def test_maxpool_fast_against_ort(pool):
 # -- every CPU level, saved models ---------------------------------------------
 
 def test_every_cpu_level_and_a_saved_model(tmp_path):
-    """The network of mbv2_block plus a 5x5 depthwise conv and a pool, compiled
-    under each CPU level (its kernels: AVX-512, AVX2, NEON or the C
-    references), agrees with ORT; a saved compiled model loads and agrees."""
-    layers = FUSION_CASES["mbv2_block"] + [("conv", 16, 5, 1, 2, 16, 1, True), ("hardswish",)]
+    """The network of mbv2_block plus a 5x5 and a 7x7 depthwise conv and a
+    pool, compiled under each CPU level (its kernels: AVX-512, AVX2, NEON or
+    the C references), agrees with ORT; a saved compiled model loads and
+    agrees."""
+    layers = FUSION_CASES["mbv2_block"] + [("conv", 16, 5, 1, 2, 16, 1, True), ("hardswish",),
+                                           ("conv", 16, 7, 1, 3, 16, 1, True)]
     model, out = build((1, 8, 17, 15), layers, seed=9)
     x = np.random.default_rng(7).standard_normal((1, 8, 17, 15)).astype(np.float32)
     ref = ort_run(model, x)
@@ -302,7 +314,7 @@ def test_every_cpu_level_and_a_saved_model(tmp_path):
             names = {n for k in m.kernels for n in k["kernels"]}
             seen |= names
             assert rel_err(m.run({"x": x})[out], ref) <= TOL, (level, names)
-    assert any("dwconv5x5" in n for n in seen) and any("dwconv3x3" in n for n in seen)
+    assert all(any(f"dwconv{k}x{k}" in n for n in seen) for k in (3, 5, 7)), seen
     m = OnnxModel(model, level=3).compiled({"x": x.shape})
     path = m.save(tmp_path / "cnn.pgm")
     loaded = pg.load_compiled(path)
@@ -312,18 +324,22 @@ def test_every_cpu_level_and_a_saved_model(tmp_path):
 
 # -- 1-D convs (Whisper's front end) run on the 2-D GEMM form -------------------
 
-@pytest.mark.parametrize("C,M,W,k,s,p,bias", [(80, 32, 50, 3, 1, 1, True), (32, 32, 50, 3, 2, 1, True),
-                                              (7, 5, 13, 5, 1, 0, False), (3, 4, 9, 1, 2, 0, True)])
-def test_conv1d_on_the_gemm_form(C, M, W, k, s, p, bias):
+@pytest.mark.parametrize("C,M,W,k,s,p,bias,grp", [(80, 32, 50, 3, 1, 1, True, 1), (32, 32, 50, 3, 2, 1, True, 1),
+                                                  (7, 5, 13, 5, 1, 0, False, 1), (3, 4, 9, 1, 2, 0, True, 1),
+                                                  # wav2vec2's positional conv: groups, a long kernel
+                                                  (32, 32, 49, 16, 1, 8, True, 4)])
+def test_conv1d_on_the_gemm_form(C, M, W, k, s, p, bias, grp):
     rng = np.random.default_rng(C * W + k)
     x = rng.standard_normal((2, C, W)).astype(np.float32)
-    inits = [numpy_helper.from_array((rng.standard_normal((M, C, k)) / np.sqrt(C * k)).astype(np.float32), "w")]
+    Cg = C // grp
+    inits = [numpy_helper.from_array((rng.standard_normal((M, Cg, k)) / np.sqrt(Cg * k)).astype(np.float32), "w")]
     ins = ["x", "w"]
     if bias:
         inits.append(numpy_helper.from_array(rng.standard_normal(M).astype(np.float32), "b"))
         ins.append("b")
     Wo = out_hw(W, k, s, p)
-    g = helper.make_graph([helper.make_node("Conv", ins, ["y"], kernel_shape=[k], strides=[s], pads=[p, p])],
+    g = helper.make_graph([helper.make_node("Conv", ins, ["y"], kernel_shape=[k], strides=[s], pads=[p, p],
+                                            group=grp)],
                           "conv1d", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, M, Wo])], inits)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()

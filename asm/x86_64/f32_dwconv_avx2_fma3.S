@@ -1,4 +1,4 @@
-/* f32_dwconv_avx2_fma3.S - depthwise 3x3 / 5x5 convolution rows, NHWC, ymm.
+/* f32_dwconv_avx2_fma3.S - depthwise 3x3 / 5x5 / 7x7 convolution rows, NHWC, ymm.
  *
  * void pg_f32_dwconv3x3_avx2_fma3(const pg_dwconv_args *a);   rdi = a
  * void pg_f32_dwconv5x5_avx2_fma3(const pg_dwconv_args *a);
@@ -235,6 +235,183 @@ PG_ENDFUNC(\name)
 
         DW_FUNC pg_f32_dwconv3x3_avx2_fma3, 3, 0
         DW_FUNC pg_f32_dwconv5x5_avx2_fma3, 5, 1
+
+/* ---- 7x7 (ConvNeXt) -----------------------------------------------------
+ *
+ * void pg_f32_dwconv7x7_avx2_fma3(const pg_dwconv_args *a);
+ *
+ * The 5x5 loop's form (every tap read from L1 next to its input) for 49
+ * taps.  Seven row cursors need two more registers than the 5x5 loop has,
+ * and the taps at 5 and 6 pixels an offset register of their own: the
+ * tile's channel offset and channels left, and the args pointer, live on
+ * the stack while the pixels run.
+ *
+ * Registers in the pixel loop:
+ *   rsi  in_step bytes   rax  pix bytes   rbx  3 pix   rdi  5 pix
+ *   rbp  out_step bytes  rcx  pixels left rdx  output cursor
+ *   r8..r12, r14, r15  row cursors (ky = 0..6)   r13  this tile's weights
+ *   ymm0 accumulator; ymm1..ymm5 the epilogue's; ymm6 input (tail: the
+ *   lane mask), ymm7 the tail's input.
+ * Stack: [rsp] args, [rsp + 8] channel offset, [rsp + 16] channels left. */
+
+/* tap \t against the input at row cursor \r + \off: mode 1 whole, 2 masked */
+.macro DW7_TAP mode, r, off, t
+.if \mode == 1
+        vmovups ymm6, [\r + \off]
+        vfmadd231ps ymm0, ymm6, [r13 + 64 * (1 + \t)]
+.else
+        vmaskmovps ymm7, ymm6, [\r + \off]
+        vfmadd231ps ymm0, ymm7, [r13 + 64 * (1 + \t)]
+.endif
+.endm
+
+.macro DW7_ROW mode, r, t0
+        DW7_TAP \mode, \r, 0, \t0
+        DW7_TAP \mode, \r, rax, (\t0 + 1)
+        DW7_TAP \mode, \r, rax*2, (\t0 + 2)
+        DW7_TAP \mode, \r, rbx, (\t0 + 3)
+        DW7_TAP \mode, \r, rax*4, (\t0 + 4)
+        DW7_TAP \mode, \r, rdi, (\t0 + 5)
+        DW7_TAP \mode, \r, rbx*2, (\t0 + 6)
+.endm
+
+.macro DW7_PIXELS mode, act, lbl
+\lbl:
+        vmovups ymm0, [r13]
+        DW7_ROW \mode, r8, 0
+        DW7_ROW \mode, r9, 7
+        DW7_ROW \mode, r10, 14
+        DW7_ROW \mode, r11, 21
+        DW7_ROW \mode, r12, 28
+        DW7_ROW \mode, r14, 35
+        DW7_ROW \mode, r15, 42
+        DW_ACT  \act
+.if \mode == 2
+        vmaskmovps [rdx], ymm6, ymm0
+.else
+        vmovups [rdx], ymm0
+.endif
+        add     r8, rsi
+        add     r9, rsi
+        add     r10, rsi
+        add     r11, rsi
+        add     r12, rsi
+        add     r14, rsi
+        add     r15, rsi
+        add     rdx, rbp
+        dec     rcx
+        jnz     \lbl
+.endm
+
+/* the three activation loops of one mode (the flags of the act compare
+ * are set), then jump to \next */
+.macro DW7_LOOPS mode, next
+        je      .Ldw7_\mode\()_clamp
+        ja      .Ldw7_\mode\()_hswish
+        DW7_PIXELS \mode, 0, .Ldw7_\mode\()_none
+        jmp     \next
+        DW7_PIXELS \mode, 1, .Ldw7_\mode\()_clamp
+        jmp     \next
+        DW7_PIXELS \mode, 2, .Ldw7_\mode\()_hswish
+        jmp     \next
+.endm
+
+PG_FUNC(pg_f32_dwconv7x7_avx2_fma3)
+        push    rbx
+        push    rbp
+        push    r12
+        push    r13
+        push    r14
+        push    r15
+        sub     rsp, 24
+        mov     [rsp], rdi
+        mov     rsi, [rdi + 40]
+        shl     rsi, 2
+        mov     rax, [rdi + 48]
+        shl     rax, 2
+        lea     rbx, [rax + rax*2]
+        mov     rbp, [rdi + 56]
+        shl     rbp, 2
+        mov     r13, [rdi + 8]
+        mov     qword ptr [rsp + 8], 0
+        mov     rcx, [rdi + 24]
+        mov     [rsp + 16], rcx
+        cmp     qword ptr [rdi + 32], 0
+        je      .Ldw7_done
+        cmp     dword ptr [rdi + 72], 2
+        je      1f
+        vbroadcastss ymm1, [rdi + 64]
+        vbroadcastss ymm2, [rdi + 68]
+        jmp     2f
+1:      vxorps  ymm1, ymm1, ymm1
+2:      vbroadcastss ymm3, [rip + .Ldw2_three]
+        vbroadcastss ymm4, [rip + .Ldw2_six]
+        vbroadcastss ymm5, [rip + .Ldw2_sixth]
+
+.Ldw7_tile:
+        mov     rdi, [rsp]
+        mov     rcx, [rsp + 16]
+        test    rcx, rcx
+        jz      .Ldw7_done
+        cmp     rcx, 8
+        jae     3f
+        /* ymm6: the first 1..7 lanes */
+        lea     rdx, [rip + PG_SYM(pg_avx2_tail_mask)]
+        neg     rcx
+        vmovdqu ymm6, [rdx + 4*rcx + 32]
+3:
+        /* row cursors and output at this tile's channels */
+        mov     r15, [rsp + 8]
+        mov     rcx, [rdi]
+        mov     r8, [rcx]
+        add     r8, r15
+        mov     r9, [rcx + 8]
+        add     r9, r15
+        mov     r10, [rcx + 16]
+        add     r10, r15
+        mov     r11, [rcx + 24]
+        add     r11, r15
+        mov     r12, [rcx + 32]
+        add     r12, r15
+        mov     r14, [rcx + 40]
+        add     r14, r15
+        mov     rdx, [rdi + 16]
+        add     rdx, r15
+        mov     r15, [rcx + 48]
+        add     r15, [rsp + 8]
+        mov     rcx, [rdi + 32]
+        cmp     qword ptr [rsp + 16], 8
+        jb      .Ldw7_tail
+        cmp     dword ptr [rdi + 72], 1
+        lea     rdi, [rax + rax*4]      /* 5 pix: rdi is the args again at the next tile */
+        DW7_LOOPS 1, .Ldw7_next
+.Ldw7_tail:
+        cmp     dword ptr [rdi + 72], 1
+        lea     rdi, [rax + rax*4]
+        DW7_LOOPS 2, .Ldw7_done
+
+.Ldw7_next:
+        /* the next 8 channels: the second half of this group, or the next group */
+        test    qword ptr [rsp + 8], 32
+        jz      4f
+        add     r13, 64 * 50 - 32
+        jmp     5f
+4:      add     r13, 32
+5:      add     qword ptr [rsp + 8], 32
+        sub     qword ptr [rsp + 16], 8
+        jmp     .Ldw7_tile
+
+.Ldw7_done:
+        vzeroupper
+        add     rsp, 24
+        pop     r15
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     rbp
+        pop     rbx
+        ret
+PG_ENDFUNC(pg_f32_dwconv7x7_avx2_fma3)
 
 #if defined(__linux__) && defined(__ELF__)
         .section .note.GNU-stack, "", @progbits

@@ -1,4 +1,4 @@
-/* f32_dwconv_avx512f.S - depthwise 3x3 / 5x5 convolution rows, NHWC, zmm.
+/* f32_dwconv_avx512f.S - depthwise 3x3 / 5x5 / 7x7 convolution rows, NHWC, zmm.
  *
  * void pg_f32_dwconv3x3_avx512f(const pg_dwconv_args *a);   rdi = a
  * void pg_f32_dwconv5x5_avx512f(const pg_dwconv_args *a);
@@ -361,6 +361,206 @@ PG_ENDFUNC(\name)
 
         DW_FUNC pg_f32_dwconv3x3_avx512f, 3
         DW_FUNC pg_f32_dwconv5x5_avx512f, 5
+
+/* ---- 7x7 (ConvNeXt) -----------------------------------------------------
+ *
+ * void pg_f32_dwconv7x7_avx512f(const pg_dwconv_args *a);
+ *
+ * The same tiles and pixel loop, for 49 taps: 25 of them (rows 0-2 and
+ * row 3's first four) stay in zmm6..zmm30 for the tile, the other 24 are
+ * read from L1 into zmm31 next to their FMA (whose input is the memory
+ * operand, masked like the 3x3 / 5x5 ones).  Seven row cursors need two
+ * more registers than the 5x5 loop has, and the taps at 5 and 6 pixels an
+ * offset register of their own: the tile's channel offset and channels
+ * left, and the args pointer, live on the stack while the pixels run.
+ *
+ * Registers in the pixel loop:
+ *   rsi  in_step bytes   rax  pix bytes   rbx  3 pix   rdi  5 pix
+ *   rbp  out_step bytes  rcx  pixels left rdx  output cursor
+ *   r8..r12, r14, r15  row cursors (ky = 0..6)   r13  this tile's weights
+ *   zmm0 accumulator; zmm1..zmm5 the epilogue's (as above); zmm6..zmm30
+ *   taps 0..24; zmm31 a tap read from L1; k1 lanes.
+ * Stack: [rsp] args, [rsp + 8] channel offset, [rsp + 16] channels left. */
+
+/* one kernel row, taps in registers \w0..\w6 */
+.macro DW7_ROWR r, w0, w1, w2, w3, w4, w5, w6
+        vfmadd231ps zmm0{k1}, \w0, [\r]
+        vfmadd231ps zmm0{k1}, \w1, [\r + rax]
+        vfmadd231ps zmm0{k1}, \w2, [\r + rax*2]
+        vfmadd231ps zmm0{k1}, \w3, [\r + rbx]
+        vfmadd231ps zmm0{k1}, \w4, [\r + rax*4]
+        vfmadd231ps zmm0{k1}, \w5, [\r + rdi]
+        vfmadd231ps zmm0{k1}, \w6, [\r + rbx*2]
+.endm
+
+/* tap \t from L1, against the input at row cursor \r + \off */
+.macro DW7_M r, off, t
+        vmovups zmm31, [r13 + 64 * (1 + \t)]
+        vfmadd231ps zmm0{k1}, zmm31, [\r + \off]
+.endm
+
+/* one kernel row, taps \t0.. from L1 */
+.macro DW7_ROWM r, t0
+        DW7_M   \r, 0, \t0
+        DW7_M   \r, rax, (\t0 + 1)
+        DW7_M   \r, rax*2, (\t0 + 2)
+        DW7_M   \r, rbx, (\t0 + 3)
+        DW7_M   \r, rax*4, (\t0 + 4)
+        DW7_M   \r, rdi, (\t0 + 5)
+        DW7_M   \r, rbx*2, (\t0 + 6)
+.endm
+
+.macro DW7_PIXELS act, lbl
+\lbl:
+        vmovups zmm0, [r13]
+        DW7_ROWR r8, zmm6, zmm7, zmm8, zmm9, zmm10, zmm11, zmm12
+        DW7_ROWR r9, zmm13, zmm14, zmm15, zmm16, zmm17, zmm18, zmm19
+        DW7_ROWR r10, zmm20, zmm21, zmm22, zmm23, zmm24, zmm25, zmm26
+        vfmadd231ps zmm0{k1}, zmm27, [r11]
+        vfmadd231ps zmm0{k1}, zmm28, [r11 + rax]
+        vfmadd231ps zmm0{k1}, zmm29, [r11 + rax*2]
+        vfmadd231ps zmm0{k1}, zmm30, [r11 + rbx]
+        DW7_M   r11, rax*4, 25
+        DW7_M   r11, rdi, 26
+        DW7_M   r11, rbx*2, 27
+        DW7_ROWM r12, 28
+        DW7_ROWM r14, 35
+        DW7_ROWM r15, 42
+        DW_ACT  \act
+        vmovups [rdx]{k1}, zmm0
+        add     r8, rsi
+        add     r9, rsi
+        add     r10, rsi
+        add     r11, rsi
+        add     r12, rsi
+        add     r14, rsi
+        add     r15, rsi
+        add     rdx, rbp
+        dec     rcx
+        jnz     \lbl
+.endm
+
+PG_FUNC(pg_f32_dwconv7x7_avx512f)
+        push    rbx
+        push    rbp
+        push    r12
+        push    r13
+        push    r14
+        push    r15
+        sub     rsp, 24
+        mov     [rsp], rdi
+        mov     rsi, [rdi + 40]
+        shl     rsi, 2
+        mov     rax, [rdi + 48]
+        shl     rax, 2
+        lea     rbx, [rax + rax*2]
+        mov     rbp, [rdi + 56]
+        shl     rbp, 2
+        mov     r13, [rdi + 8]
+        mov     qword ptr [rsp + 8], 0
+        mov     rcx, [rdi + 24]
+        mov     [rsp + 16], rcx
+        cmp     qword ptr [rdi + 32], 0
+        je      .Ldw7_done
+        cmp     dword ptr [rdi + 72], 2
+        je      1f
+        vbroadcastss zmm1, [rdi + 64]
+        vbroadcastss zmm2, [rdi + 68]
+        jmp     2f
+1:      vpxord  zmm1, zmm1, zmm1
+2:      vbroadcastss zmm3, [rip + .Ldw_three]
+        vbroadcastss zmm4, [rip + .Ldw_six]
+        vbroadcastss zmm5, [rip + .Ldw_sixth]
+
+.Ldw7_tile:
+        mov     rdi, [rsp]
+        mov     r15, [rsp + 16]
+        test    r15, r15
+        jz      .Ldw7_done
+        /* k1: min(16, channels left) lanes */
+        mov     ecx, 16
+        cmp     r15, 16
+        cmovb   ecx, r15d
+        mov     edx, 1
+        shl     edx, cl
+        dec     edx
+        kmovw   k1, edx
+        /* the tile's register taps (0..24) */
+        vmovups zmm6, [r13 + 64]
+        vmovups zmm7, [r13 + 128]
+        vmovups zmm8, [r13 + 192]
+        vmovups zmm9, [r13 + 256]
+        vmovups zmm10, [r13 + 320]
+        vmovups zmm11, [r13 + 384]
+        vmovups zmm12, [r13 + 448]
+        vmovups zmm13, [r13 + 512]
+        vmovups zmm14, [r13 + 576]
+        vmovups zmm15, [r13 + 640]
+        vmovups zmm16, [r13 + 704]
+        vmovups zmm17, [r13 + 768]
+        vmovups zmm18, [r13 + 832]
+        vmovups zmm19, [r13 + 896]
+        vmovups zmm20, [r13 + 960]
+        vmovups zmm21, [r13 + 1024]
+        vmovups zmm22, [r13 + 1088]
+        vmovups zmm23, [r13 + 1152]
+        vmovups zmm24, [r13 + 1216]
+        vmovups zmm25, [r13 + 1280]
+        vmovups zmm26, [r13 + 1344]
+        vmovups zmm27, [r13 + 1408]
+        vmovups zmm28, [r13 + 1472]
+        vmovups zmm29, [r13 + 1536]
+        vmovups zmm30, [r13 + 1600]
+        /* row cursors and output at this tile's channels */
+        mov     r15, [rsp + 8]
+        mov     rcx, [rdi]
+        mov     r8, [rcx]
+        add     r8, r15
+        mov     r9, [rcx + 8]
+        add     r9, r15
+        mov     r10, [rcx + 16]
+        add     r10, r15
+        mov     r11, [rcx + 24]
+        add     r11, r15
+        mov     r12, [rcx + 32]
+        add     r12, r15
+        mov     r14, [rcx + 40]
+        add     r14, r15
+        mov     rdx, [rdi + 16]
+        add     rdx, r15
+        mov     r15, [rcx + 48]
+        add     r15, [rsp + 8]
+        mov     rcx, [rdi + 32]
+        cmp     dword ptr [rdi + 72], 1
+        lea     rdi, [rax + rax*4]      /* 5 pix: rdi is the args again at the next tile */
+        je      .Ldw7_clamp
+        ja      .Ldw7_hswish
+        DW7_PIXELS 0, .Ldw7_none
+        jmp     .Ldw7_next
+        DW7_PIXELS 1, .Ldw7_clamp
+        jmp     .Ldw7_next
+        DW7_PIXELS 2, .Ldw7_hswish
+.Ldw7_next:
+        add     r13, 64 * 50
+        add     qword ptr [rsp + 8], 64
+        mov     rcx, [rsp + 16]
+        cmp     rcx, 16
+        jbe     .Ldw7_done
+        sub     rcx, 16
+        mov     [rsp + 16], rcx
+        jmp     .Ldw7_tile
+
+.Ldw7_done:
+        vzeroupper
+        add     rsp, 24
+        pop     r15
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     rbp
+        pop     rbx
+        ret
+PG_ENDFUNC(pg_f32_dwconv7x7_avx512f)
 
 #if defined(__linux__) && defined(__ELF__)
         .section .note.GNU-stack, "", @progbits

@@ -1,5 +1,5 @@
-/* check_dwconv.c - every dwconv3x3 / dwconv5x5 variant against the C
- * reference.
+/* check_dwconv.c - every dwconv3x3 / dwconv5x5 / dwconv7x7 variant
+ * against the C reference.
  *
  * Walks odd and edge channel counts (1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 96,
  * 100: the 8- and 16-channel tiles and the masked tail), widths 0..5 and a
@@ -33,12 +33,12 @@ static void check_family(const pg_kernel_family *op)
     /* buffers at the largest case (the harness has a buffer budget); the
      * output's whole buffer is compared, so a write past the last pixel
      * shows as a changed sentinel */
-    enum { MAXC = 100, MAXW = 19, MAXROW = (MAXW - 1) * 2 * (MAXC + 5) + 4 * (MAXC + 5) + MAXC,
+    enum { MAXC = 100, MAXW = 19, MAXROW = (MAXW - 1) * 2 * (MAXC + 5) + 6 * (MAXC + 5) + MAXC,
            MAXOUT = (MAXW - 1) * (MAXC + 3) + MAXC };
-    float *wraw = checkasm_alloc_f32(MAXC * 25), *bias = checkasm_alloc_f32(MAXC);
-    float *w = checkasm_alloc_f32(pg_dwconv_packed_floats(MAXC, 5, 5));
-    float *rbuf[5];
-    for (int r = 0; r < 5; r++)
+    float *wraw = checkasm_alloc_f32(MAXC * 49), *bias = checkasm_alloc_f32(MAXC);
+    float *w = checkasm_alloc_f32(pg_dwconv_packed_floats(MAXC, 7, 7));
+    float *rbuf[7];
+    for (int r = 0; r < kh; r++)
         rbuf[r] = checkasm_alloc_f32(MAXROW);
     float *ref = checkasm_alloc_f32(MAXOUT), *got = checkasm_alloc_f32(MAXOUT);
     float *tol = checkasm_alloc_f32(MAXOUT);
@@ -60,7 +60,7 @@ static void check_family(const pg_kernel_family *op)
                         size_t in_step = (size_t)stride * pix;
                         size_t out_step = C + (padded ? 3 : 0);
                         size_t row_len = (W ? (W - 1) * in_step : 0) + (size_t)(kw - 1) * pix + C;
-                        const float *rows[5];
+                        const float *rows[7];
                         for (int r = 0; r < kh; r++) {
                             for (size_t i = 0; i < row_len; i++)
                                 rbuf[r][i] = i % pix < C ? checkasm_randf(-2, 2) : NAN;
@@ -109,7 +109,7 @@ static void check_family(const pg_kernel_family *op)
             size_t C = 96, W = 112;
             checkasm_fill_f32(wraw, C * taps, -1, 1);
             pg_dwconv_pack(C, kh, kw, wraw, NULL, w);
-            const float *rows[5];
+            const float *rows[7];
             for (int r = 0; r < kh; r++) {
                 float *b = checkasm_alloc_f32((W + (size_t)kw) * C);
                 checkasm_fill_f32(b, (W + (size_t)kw) * C, -1, 1);
@@ -129,5 +129,6 @@ void checkasm_check_dwconv(void)
 {
     check_family(&pg_kernels_dwconv3x3);
     check_family(&pg_kernels_dwconv5x5);
+    check_family(&pg_kernels_dwconv7x7);
     checkasm_report("dwconv");
 }

@@ -2,6 +2,8 @@
  * im2col written straight into the SGEMM kernel's packed panels (the SGEMM
  * asm does the flops), the 1x1 conv as the same product with the input
  * rows as the panels, the depthwise 3x3 / 5x5 conv on the dwconv kernels;
+ * a grouped conv (and a depthwise one of another kernel size) as that
+ * product per group, on the group's channels and filters;
  * bias and the activation (ReLU, Clip / ReLU6, HardSwish, SiLU) applied
  * while a tile is in registers or right after it is written.
  *
@@ -105,12 +107,15 @@ static int conv_form(const pg_node *n, const pg_tensor *x, const pg_tensor *wt, 
      * writes it */
     if (!pg_tensor_numel(x) || !pg_tensor_numel(wt) || !w->out[1] || !w->out[2])
         return CONV_REF;
-    if (G == 1)
-        return CONV_GEMM;
-    if (G == C && M == C && wt->shape[1] == 1 && w->k[1] == w->k[2] &&
-        (w->k[1] == 3 || w->k[1] == 5))
+    if (G < 1 || C % G || M % G || wt->shape[1] != C / G)
+        return CONV_REF;
+    if (G > 1 && G == C && M == C && w->k[1] == w->k[2] &&
+        (w->k[1] == 3 || w->k[1] == 5 || w->k[1] == 7))
         return CONV_DW;
-    return CONV_REF;
+    /* group 1, or each group's product in turn (wav2vec2's positional conv,
+     * 16 groups of 24 channels; a depthwise conv of another kernel size,
+     * one filter a group): the reference loop ran them at 1-3 GFLOP/s */
+    return CONV_GEMM;
 }
 
 static int64_t dw_rows(const pg_win *w) { return (w->out[1] - 1) * w->stride[1] + (w->k[1] - 1) * w->dil[1] + 1; }
@@ -193,8 +198,7 @@ static int prepacked_wb(const pg_node *n, const pg_tensor *wt, size_t Kp)
 
 size_t pg_conv_gemm_bias_cols(const pg_node *n, const pg_tensor *x, const pg_tensor *wt)
 {
-    if (!fast_rank(x, wt) || n->n_inputs < 3 || n->inputs[2] < 0 || pg_ir_attr_int(n, "group", 1) != 1 ||
-        pg_ir_attr_int(n, "nchwc", 0))
+    if (!fast_rank(x, wt) || n->n_inputs < 3 || n->inputs[2] < 0 || pg_ir_attr_int(n, "nchwc", 0))
         return 0;
     pg_win w;
     if (pg_win_geometry(n, PG_WIN_CONV, x->rank - 2, x->shape + 2, wt->shape + 2, &w) != PG_OK) {
@@ -236,7 +240,8 @@ pg_status pg_bind_conv(const pg_node *n, const pg_tensor *const *in, const pg_te
     if (form == CONV_GEMM)
         b->kern[0] = pg_kernel_select_fitting(&pg_kernels_sgemm, fits_nr, NULL);
     else if (form == CONV_DW)
-        b->kern[0] = pg_kernel_select(w.k[1] == 3 ? &pg_kernels_dwconv3x3 : &pg_kernels_dwconv5x5);
+        b->kern[0] = pg_kernel_select(w.k[1] == 3 ? &pg_kernels_dwconv3x3
+                                      : w.k[1] == 5 ? &pg_kernels_dwconv5x5 : &pg_kernels_dwconv7x7);
     if (b->kern[0] && act == PG_CONVACT_SILU)
         b->kern[1] = pg_kernel_select(pg_kernel_family_by_name("silu"));
     return PG_OK;
@@ -306,7 +311,8 @@ typedef struct gemm_conv {
     const float *X, *W, *B;
     float *Y;
     const pg_win *w;
-    size_t C, M, K, P;          /* channels in, out; K = C kh kw; P = output pixels */
+    size_t G, Ct, Mt;           /* groups; channels in and out of the whole conv */
+    size_t C, M, K, P;          /* channels in, out per group; K = C kh kw; P = output pixels */
     size_t Kp;                  /* K, or K + 1 with the bias as A's last column (W then a copy) */
     size_t mr, nr, kc, block;   /* block: pixels per task (whole panels) */
     size_t blocks, tasks, workers;
@@ -420,13 +426,16 @@ static void gemm_worker(void *ctx, size_t worker)
     const float *B = g->Kp > g->K ? NULL : g->B;   /* else A's last column */
     pg_sgemm_ukernel_fn kern = g->v->fn.sgemm;
     for (size_t task = worker; task < g->tasks; task += g->workers) {
-        size_t img = task / g->blocks, blk = task % g->blocks;
+        /* (image, group, pixel block): the group's input channels, filters
+         * (W's rows, the bias) and output channels */
+        size_t img = task / g->blocks / g->G, grp = task / g->blocks % g->G, blk = task % g->blocks;
         size_t j0 = blk * g->block, cnt = P - j0 < g->block ? P - j0 : g->block;
-        size_t isz = (size_t)(g->w->in[1] * g->w->in[2]);
-        const float *x = g->X + img * g->C * isz;
-        const float *xd = g->deint ? g->deint + img * g->C * (size_t)g->w->in[1] * 2 *
+        size_t isz = (size_t)(g->w->in[1] * g->w->in[2]), c0 = img * g->Ct + grp * g->C;
+        const float *x = g->X + c0 * isz;
+        const float *xd = g->deint ? g->deint + c0 * (size_t)g->w->in[1] * 2 *
                                                   (size_t)((g->w->in[2] + 1) / 2) : NULL;
-        float *y = g->Y + img * g->M * P;
+        float *y = g->Y + (img * g->Mt + grp * g->M) * P;
+        const float *W = g->W + grp * g->M * K, *Bg = B ? B + grp * g->M : NULL;
         im2col_panels(g, x, xd, j0, cnt, panels);
         size_t npan = (cnt + nr - 1) / nr;
         for (size_t i = 0; i < g->M; i += mr) {
@@ -434,17 +443,17 @@ static void gemm_worker(void *ctx, size_t worker)
             for (size_t q = 0; q < npan; q++) {
                 size_t col = j0 + q * nr, wd = cnt - q * nr < nr ? cnt - q * nr : nr;
                 float *c = y + i * P + col;
-                if (B)
+                if (Bg)
                     for (size_t r = 0; r < h; r++)
                         for (size_t t = 0; t < wd; t++)
-                            c[r * P + t] = B[i + r];
+                            c[r * P + t] = Bg[i + r];
                 for (size_t pc = 0; pc == 0 || pc < K; pc += g->kc) {
                     size_t kb = K - pc < g->kc ? K - pc : g->kc;
                     int last = pc + kb >= K;
                     pg_sgemm_epilogue ep = { NULL, last && (g->e.act == PG_CONVACT_RELU || g->relu_clip)
                                                        ? PG_ACT_RELU : PG_ACT_NONE,
-                                             (B || pc > 0) ? PG_SGEMM_ACCUMULATE : 0 };
-                    kern(h, wd, kb, g->W + i * K + pc, K, panels + q * K * nr + pc * nr, c, P, &ep);
+                                             (Bg || pc > 0) ? PG_SGEMM_ACCUMULATE : 0 };
+                    kern(h, wd, kb, W + i * K + pc, K, panels + q * K * nr + pc * nr, c, P, &ep);
                     if (K == 0)
                         break;
                 }
@@ -481,8 +490,11 @@ static pg_status conv_gemm(pg_kctx *k, const pg_win *w, const pg_conv_epi *e)
     const pg_sgemm_params *p = v->params;
     gemm_conv g = { .v = v, .X = k->x[0], .W = k->x[1], .B = k->n_in > 2 ? k->x[2] : NULL,
                     .Y = k->y[0], .w = w, .e = *e };
-    g.C = (size_t)x->shape[1];
-    g.M = (size_t)wt->shape[0];
+    g.G = (size_t)pg_ir_attr_int(k->node, "group", 1);
+    g.Ct = (size_t)x->shape[1];
+    g.Mt = (size_t)wt->shape[0];
+    g.C = g.Ct / g.G;
+    g.M = g.Mt / g.G;
     g.K = g.C * (size_t)(w->k[1] * w->k[2]);
     g.P = (size_t)(w->out[1] * w->out[2]);
     g.Kp = gemm_kp(g.B != NULL, x, wt, w);
@@ -495,13 +507,13 @@ static pg_status conv_gemm(pg_kctx *k, const pg_win *w, const pg_conv_epi *e)
     g.kc = (g.Kp + nkb - 1) / nkb;
     g.block = gemm_block_pixels(v, g.Kp);
     g.blocks = (g.P + g.block - 1) / g.block;
-    g.tasks = g.blocks * (size_t)x->shape[0];
+    g.tasks = g.blocks * g.G * (size_t)x->shape[0];
     g.slice_bytes = pg_align_up(g.Kp * g.block * sizeof(float));
-    double flops = 2.0 * (double)g.M * (double)g.K * (double)g.P * (double)x->shape[0];
+    double flops = 2.0 * (double)g.Mt * (double)g.K * (double)g.P * (double)x->shape[0];
     g.workers = pick_workers(k, g.tasks, flops);
     size_t dbytes = pg_align_up(deint_floats(CONV_GEMM, x, w) * sizeof(float));
     const float *wb = g.Kp > g.K && prepacked_wb(k->node, wt, g.Kp) ? k->state : NULL;
-    size_t wbytes = g.Kp > g.K && !wb ? pg_align_up(g.M * g.Kp * sizeof(float)) : 0;
+    size_t wbytes = g.Kp > g.K && !wb ? pg_align_up(g.Mt * g.Kp * sizeof(float)) : 0;
     if (wb)
         g.W = wb;   /* W with its bias column, made at compile */
     if (!k->scratch || k->scratch_bytes < dbytes + wbytes + g.slice_bytes * g.workers)
@@ -511,7 +523,7 @@ static pg_status conv_gemm(pg_kctx *k, const pg_win *w, const pg_conv_epi *e)
     if (wbytes) {
         /* W with the bias after each row: the kernel adds it as a k step */
         float *wa = (float *)((char *)k->scratch + dbytes);
-        for (size_t m = 0; m < g.M; m++) {
+        for (size_t m = 0; m < g.Mt; m++) {
             memcpy(wa + m * g.Kp, g.W + m * g.K, g.K * sizeof(float));
             wa[m * g.Kp + g.K] = g.B[m];
         }
@@ -643,7 +655,7 @@ static void dw_worker(void *ctx, size_t worker)
                 memcpy(pw + q * gsz, pw, gsz * sizeof(float));
             last_c = c;
         }
-        const float *rp[5];
+        const float *rp[7];
         for (int64_t ky = 0; ky < KH; ky++)
             rp[ky] = tb + ky * w->dil[1] * RL;
         pg_dwconv_args a = { rp, pw, d->Y + task * (size_t)(OH * OW), (size_t)OW, (size_t)OH,
@@ -715,7 +727,8 @@ pg_status pg_conv_fast(pg_kctx *k, const pg_win *w)
     if (form == CONV_GEMM && pg_variant_index(&pg_kernels_sgemm, v) >= 0)
         return conv_gemm(k, w, &e);
     if (form == CONV_DW && (pg_variant_index(&pg_kernels_dwconv3x3, v) >= 0 ||
-                            pg_variant_index(&pg_kernels_dwconv5x5, v) >= 0))
+                            pg_variant_index(&pg_kernels_dwconv5x5, v) >= 0 ||
+                            pg_variant_index(&pg_kernels_dwconv7x7, v) >= 0))
         return conv_dw(k, w, &e);
     return pg_fail(PG_ERR_INTERNAL, "node '%s': conv bound to %s does not fit its shape",
                    k->node->name, v->name);

@@ -85,6 +85,7 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_minmax_keys,
     &pg_kernels_dwconv3x3,
     &pg_kernels_dwconv5x5,
+    &pg_kernels_dwconv7x7,
     &pg_kernels_conv_nchwc,
     &pg_kernels_wino_in_f23,
     &pg_kernels_wino_out_f23,

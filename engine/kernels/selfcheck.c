@@ -167,17 +167,17 @@ static int check_quantize(const pg_variant *v, const pg_variant *r)
 static int check_dwconv(const pg_variant *v, const pg_variant *r)
 {
     const pg_dwconv_params *p = v->params;
-    if (!p || p->kh < 1 || p->kh > 5 || p->kw < 1 || p->kw > 5)
+    if (!p || p->kh < 1 || p->kh > 7 || p->kw < 1 || p->kw > 7)
         return 0;
     enum { C = 21, W = 7, PIX = 23, STEP = 2 * PIX };
-    float in[5][(W - 1) * STEP + 5 * PIX], wraw[C * 25], bias[C], w[2 * 26 * 16];
+    float in[7][(W - 1) * STEP + 7 * PIX], wraw[C * 49], bias[C], w[2 * 50 * 16];
     float got[W * C], want[W * C];
-    const float *rows[5];
+    const float *rows[7];
     for (int i = 0; i < p->kh; i++) {
         fill(in[i], sizeof in[i] / sizeof(float), 11 + (unsigned)i);
         rows[i] = in[i];
     }
-    fill(wraw, C * 25, 9);
+    fill(wraw, C * 49, 9);
     fill(bias, C, 10);
     pg_dwconv_pack(C, p->kh, p->kw, wraw, bias, w);
     pg_dwconv_args a = { rows, w, want, C, W, STEP, PIX, C, 0.0f, 6.0f, PG_DWACT_CLAMP, 0 };

@@ -1,4 +1,4 @@
-/* dwconv.h - fp32 depthwise convolution, 3x3 and 5x5, NHWC: one output row
+/* dwconv.h - fp32 depthwise convolution, 3x3, 5x5 and 7x7, NHWC: one output row
  * (or part of one) per call, bias and the activation applied while the
  * accumulators are in registers.
  *
@@ -71,14 +71,18 @@ void pg_dwconv_pack(size_t C, int kh, int kw, const float *w, const float *bias,
 void pg_f32_dwconv_ref(int kh, int kw, const pg_dwconv_args *a);
 void pg_f32_dwconv3x3_c(const pg_dwconv_args *a);
 void pg_f32_dwconv5x5_c(const pg_dwconv_args *a);
+void pg_f32_dwconv7x7_c(const pg_dwconv_args *a);
 void pg_f32_dwconv3x3_avx2_fma3(const pg_dwconv_args *a);
 void pg_f32_dwconv5x5_avx2_fma3(const pg_dwconv_args *a);
 void pg_f32_dwconv3x3_avx512f(const pg_dwconv_args *a);
 void pg_f32_dwconv5x5_avx512f(const pg_dwconv_args *a);
+void pg_f32_dwconv7x7_avx2_fma3(const pg_dwconv_args *a);
+void pg_f32_dwconv7x7_avx512f(const pg_dwconv_args *a);
 void pg_f32_dwconv3x3_neon(const pg_dwconv_args *a);
 void pg_f32_dwconv5x5_neon(const pg_dwconv_args *a);
 
 extern const pg_kernel_family pg_kernels_dwconv3x3;
 extern const pg_kernel_family pg_kernels_dwconv5x5;
+extern const pg_kernel_family pg_kernels_dwconv7x7;
 
 #endif

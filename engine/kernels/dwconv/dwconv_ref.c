@@ -57,3 +57,4 @@ void pg_f32_dwconv_ref(int kh, int kw, const pg_dwconv_args *a)
 
 void pg_f32_dwconv3x3_c(const pg_dwconv_args *a) { pg_f32_dwconv_ref(3, 3, a); }
 void pg_f32_dwconv5x5_c(const pg_dwconv_args *a) { pg_f32_dwconv_ref(5, 5, a); }
+void pg_f32_dwconv7x7_c(const pg_dwconv_args *a) { pg_f32_dwconv_ref(7, 7, a); }
