@@ -721,6 +721,45 @@ def test_attention_variants(scale_op, mask, k_form, prescale):
     run_levels(g, feeds)
 
 
+@pytest.mark.parametrize("bias_shape,shared", [((1, 3, 5, 5), False), ((3, 1, 5), False), ((2, 3, 5, 1), False),
+                                               ((1, 3, 5, 5), True)])
+def test_attention_with_a_bias_and_a_mask(bias_shape, shared):
+    """Add(Add(scores, bias), mask) - MPNet's relative position bias, then
+    the padding mask - fuses with Add(bias, mask) as the one mask (their sum
+    fits the scores [2, 3, 5, 5]); scores + bias read outside the pattern
+    (a graph output here) leave it alone.  Against numpy, and level 0."""
+    B, H, S, D = 2, 3, 5, 8
+    g = pg.Graph()
+    for name, shape in (("q", (B, H, S, D)), ("k", (B, H, S, D)), ("v", (B, H, S, D)), ("mask", (B, 1, 1, S)),
+                        ("bias", bias_shape)):
+        g.add_input(name, shape)
+    g.add_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2])
+    g.add_node("MatMul", ["q", "kt"], ["s"])
+    g.add_node("Div", ["s", c(g, "sc", math.sqrt(D))], ["ss"])
+    g.add_node("Add", ["ss", "bias"], ["sb"])
+    g.add_node("Add", ["sb", "mask"], ["sm"])
+    g.add_node("Softmax", ["sm"], ["p"], axis=-1)
+    g.add_node("MatMul", ["p", "v"], ["o"])
+    g.add_output("o")
+    if shared:
+        g.add_output("sb")
+    mk = np.zeros((B, 1, 1, S), np.float32)
+    mk[1, ..., -2:] = -10000.0
+    feeds = {"q": f32(B, H, S, D), "k": f32(B, H, S, D), "v": f32(B, H, S, D), "mask": mk,
+             "bias": f32(*bias_shape)}
+    m = pg.compile(g, level=2)
+    if shared:
+        assert "FusedAttention" not in ops_after(m), ops_after(m)
+        return
+    assert ops_after(m) == {"Add": 1, "FusedAttention": 1}, ops_after(m)
+    s = (feeds["q"].astype(np.float64) @ feeds["k"].transpose(0, 1, 3, 2)) / math.sqrt(D)
+    s = s + feeds["bias"] + feeds["mask"]
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(m.run(feeds)["o"], p @ feeds["v"], rtol=1e-4, atol=1e-5)
+    run_levels(g, feeds)
+
+
 def test_attention_not_fused_when_scores_are_an_output():
     g, (B, H, S, D) = _attention_graph()
     g.add_output("p")

@@ -31,7 +31,11 @@
  *     the fused node writes [B,Sq,H*Dv] and the Reshape stays, a view.
  * The additive mask is whatever the graph computes (padding, a folded
  * causal triangle, both combined by Where(.., 0, finfo.min)): it stays
- * outside, as the fused node's mask input.
+ * outside, as the fused node's mask input.  Two additive terms in a row
+ * (MPNet's relative position bias, then the padding mask:
+ * Add(Add(scores, bias), mask)) become one, an Add(bias, mask) left
+ * outside as the fused node's mask, when their sum broadcasts to the
+ * scores without growing them.
  *
  * The head split and merge around it go too when all four are there:
  *
@@ -240,6 +244,21 @@ static int mask_fits(const pg_tensor *m, const pg_tensor *scores)
     return 1;
 }
 
+/* a + b (two float masks) broadcasts to at most the scores' shape */
+static int sum_fits(const pg_tensor *a, const pg_tensor *b, const pg_tensor *scores)
+{
+    for (int d = 0; d < 4; d++) {
+        int64_t da = d >= 4 - a->rank ? a->shape[d - (4 - a->rank)] : 1;
+        int64_t db = d >= 4 - b->rank ? b->shape[d - (4 - b->rank)] : 1;
+        if (da != 1 && db != 1 && da != db)
+            return 0;
+        int64_t s = da != 1 ? da : db;
+        if (s != 1 && s != scores->shape[d])
+            return 0;
+    }
+    return 1;
+}
+
 static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
 {
     const pg_tensor *st = pm_tensor(g, sm->inputs[0]);
@@ -276,25 +295,46 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
     const pg_tensor *vt = pm_tensor(g, V);
     if (!vt || vt->rank != 4 || vt->dtype != PG_DTYPE_FLOAT32)
         return 0;
-    /* before: [Add(mask)] <- [Div|Mul(c)] <- MatMul(Q, K^T) */
-    int t = sm->inputs[0], mask = -1;
-    pg_node *pre[3];
+    /* before: [Add(mask)] <- [Add(bias)] <- [Div|Mul(c)] <- MatMul(Q, K^T) */
+    int t = sm->inputs[0], mask = -1, bias = -1;
+    pg_node *pre[4];
     int npre = 0;
-    pg_node *add = pm_producer(g, t, PG_OP_ADD);
-    if (add && pm_uses(g, t) == 1) {
-        for (int side = 0; side < 2 && mask < 0; side++) {
-            int u = add->inputs[side], m = add->inputs[1 - side];
-            pg_node *p = pm_producer(g, u, PG_OP_UNKNOWN);
-            if (p && (p->op == PG_OP_MATMUL || p->op == PG_OP_DIV || p->op == PG_OP_MUL) &&
-                pm_same_shape(g->tensors[u], st) && mask_fits(pm_tensor(g, m), st)) {
-                mask = m;
-                t = u;
+    for (int level = 0; level < 2; level++) {
+        pg_node *add = pm_producer(g, t, PG_OP_ADD);
+        if (!add || pm_uses(g, t) != 1)
+            break;
+        /* the scores' side: a product (or its scaling) first; at the outer
+         * Add an inner Add (a second term) only if neither side is that */
+        int found = -1;
+        for (int inner = 0; inner < (level == 0 ? 2 : 1) && found < 0; inner++)
+            for (int side = 0; side < 2 && found < 0; side++) {
+                int u = add->inputs[side], m = add->inputs[1 - side];
+                pg_node *p = pm_producer(g, u, PG_OP_UNKNOWN);
+                if (p && (inner ? p->op == PG_OP_ADD
+                                : p->op == PG_OP_MATMUL || p->op == PG_OP_DIV || p->op == PG_OP_MUL) &&
+                    pm_same_shape(g->tensors[u], st) && mask_fits(pm_tensor(g, m), st)) {
+                    found = m;
+                    t = u;
+                }
             }
+        if (found < 0) {
+            if (level == 0)
+                return 0;
+            break;
         }
-        if (mask < 0)
-            return 0;
+        if (level == 0) {
+            mask = found;
+        } else {
+            /* the two terms' sum must fit too (it is made below) */
+            const pg_tensor *a = pm_tensor(g, mask), *b = pm_tensor(g, found);
+            if (a->dtype != PG_DTYPE_FLOAT32 || b->dtype != PG_DTYPE_FLOAT32 || !sum_fits(a, b, st))
+                break;
+            bias = found;
+        }
         pre[npre++] = add;
     }
+    if (bias < 0 && npre == 1 && pm_producer(g, t, PG_OP_ADD))
+        return 0;   /* Add(Add(..)) whose inner term is no bias: not ours */
     double scale = 1.0, cst;
     pg_node *sc = pm_producer(g, t, PG_OP_UNKNOWN);
     if (!sc || pm_uses(g, t) != 1)
@@ -425,6 +465,23 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
         nodes[n++] = mo[0];
         if (mo[1] >= 0)
             nodes[n++] = mo[1];
+    }
+    if (bias >= 0) {
+        /* the two additive terms as one mask: Add(bias, mask), outside */
+        const pg_tensor *a = pm_tensor(g, bias), *b = pm_tensor(g, mask);
+        int64_t shp[4];
+        for (int d = 0; d < 4; d++) {
+            int64_t da = d >= 4 - a->rank ? a->shape[d - (4 - a->rank)] : 1;
+            int64_t db = d >= 4 - b->rank ? b->shape[d - (4 - b->rank)] : 1;
+            shp[d] = da != 1 ? da : db;
+        }
+        char nm[96];
+        int sum = pg_ir_add_tensor(g, pg_ir_unique_name(g, "attn_mask", nm, sizeof nm), PG_DTYPE_FLOAT32, 4, shp);
+        int two[2] = { bias, mask };
+        if (sum < 0 || pg_ir_add_node(g, "Add", pg_ir_unique_name(g, "attn_mask_add", nm, sizeof nm), two, 2,
+                                      &sum, 1) < 0)
+            return -1;
+        mask = sum;
     }
     int ins[4] = { Q, K, V, mask }, out = pv->outputs[0];
     if (bshd) {
