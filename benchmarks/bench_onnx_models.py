@@ -4,6 +4,12 @@
 
     python benchmarks/bench_onnx_models.py [--models bert gpt2 ...] [--exporters torchscript]
         [--batches 1 8] [--threads 1 2] [--rounds 7] [--dir DIR]
+    python benchmarks/bench_onnx_models.py --zoo [--batches 1] ...
+
+--zoo (or --models with their names) times the architectures of
+tests/models/zoo_models.py instead (ALBERT to wav2vec2: hidden 512 with 4
+layers for the text models, 224x224 images, a second of 16 kHz audio),
+target 1.0x like the others.
 
 The models are made once into --dir (default: a temporary folder; a folder
 that already holds a bench-size manifest.json is reused): BERT-base-shaped
@@ -66,6 +72,8 @@ def bench_inputs(name: str, batch: int, seq: int = SEQ) -> dict:
     mm = _make_models_module()
     s = mm.size_of(name, "bench")
     rng = np.random.default_rng(0)
+    if name in mm.zoo_models.KINDS:
+        return mm.zoo_models.bench_inputs(name, batch, seq, rng)
     ids = rng.integers(3, mm.VOCAB, size=(batch, seq)).astype(np.int64)
     ones = np.ones((batch, seq), np.int64)
     if name == "bert":
@@ -133,6 +141,9 @@ def export_minilm(path: str) -> None:
 
 
 def natural_input(name: str) -> str:
+    kind = _make_models_module().ALL_MODELS[name]
+    if kind != "text" and name not in ("vit", "whisper-encoder"):
+        return "224x224" if kind == "image" else "1 s of audio"
     return {"gpt2-past": f"1 token, past {PAST}", "t5-decoder": f"dec {SEQ}, enc {SEQ}", "vit": "224x224",
             "whisper-encoder": "256 frames"}.get(name, f"seq {SEQ}")
 
@@ -198,7 +209,9 @@ def ensure_models(out: str, names, exporters) -> dict:
 def main() -> None:
     mm = _make_models_module()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", nargs="+", choices=list(mm.MODELS), default=list(mm.MODELS))
+    ap.add_argument("--models", nargs="+", choices=list(mm.ALL_MODELS), default=None,
+                    help="default: the issue's families (make_models.MODELS)")
+    ap.add_argument("--zoo", action="store_true", help="the zoo's architectures (zoo_models.KINDS)")
     ap.add_argument("--exporters", nargs="+", choices=mm.EXPORTERS, default=["torchscript"])
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 8])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -213,6 +226,7 @@ def main() -> None:
     if args.minilm:
         return bench_minilm(args)
 
+    args.models = args.models or list(mm.zoo_models.KINDS if args.zoo else mm.MODELS)
     out = args.dir or os.path.join(tempfile.gettempdir(), "peregrine_bench_onnx_models")
     entries = ensure_models(out, args.models, args.exporters)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {args.rounds} rounds, "

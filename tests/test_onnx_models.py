@@ -175,6 +175,12 @@ CASES = [pytest.param(name, exporter, level, k, id=f"{name}-{exporter}-L{level}-
 
 @pytest.mark.parametrize("name, exporter, level, k", CASES)
 def test_against_onnxruntime(models_dir, manifest, name, exporter, level, k):
+    check_against_ort(models_dir, manifest, name, exporter, level, k)
+
+
+def check_against_ort(models_dir, manifest, name, exporter, level, k):
+    """Input set k of a made model at this level against ORT's outputs
+    (test_onnx_zoo.py runs it on the zoo's models)."""
     e = _entry(manifest, name, exporter)
     refs = references(models_dir, e)
     feeds = {key.split(".", 2)[2]: a for key, a in refs.items() if key.startswith(f"set{k}.in.")}

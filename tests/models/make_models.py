@@ -37,8 +37,12 @@ vocabulary 1000, 128 positions - a few hundred KB a file, the whole run about
 shaped layers: hidden 768, 12 heads, FFN 3072, 2 layers; the others hidden
 256-512, 2-4 layers) and no references (``--refs`` to write them anyway).
 
-The module can be imported without torch: MODELS, EXPORTERS and SHAPE_SETS
-are plain data the tests parametrise over.
+``--only`` also takes the architectures of zoo_models.py (ALBERT, ELECTRA,
+OPT, GPT-NeoX, Phi, Mistral, Gemma, BLOOM, Falcon, Swin, ConvNeXt, wav2vec2,
+...; make_zoo_models.py makes all of them): ALL_MODELS is both lists.
+
+The module can be imported without torch: MODELS, ALL_MODELS, EXPORTERS and
+SHAPE_SETS are plain data the tests parametrise over.
 """
 from __future__ import annotations
 
@@ -52,6 +56,9 @@ import warnings
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zoo_models  # noqa: E402
+
 EXPORTERS = ("torchscript", "dynamo")
 OPSET = {"torchscript": 17, "dynamo": 18}
 
@@ -62,6 +69,7 @@ MODELS = {
     "t5-encoder": "text", "t5-decoder": "text",
     "vit": "image", "whisper-encoder": "audio",
 }
+ALL_MODELS = {**MODELS, **zoo_models.KINDS}
 
 # (batch, sequence, padded): padded = the second row's tail is padding
 SHAPE_SETS = {
@@ -151,6 +159,8 @@ def build(name: str, size: str):
         def forward(self, *args):
             return self.fn(self.m, **dict(zip(self.inputs, args)))
 
+    if name in zoo_models.KINDS:
+        return zoo_models.build(name, size, Wrap, _text_inputs)
     if name == "bert":
         cfg = tf.BertConfig(hidden_size=h, num_hidden_layers=nl, num_attention_heads=nh,
                             intermediate_size=ffn, max_position_embeddings=npos, type_vocab_size=2,
@@ -283,7 +293,7 @@ def gpt2_past(m, cfg, nl, nh, h):
 # ---------------------------------------------------------------------------
 
 def dynamic_axes(name: str, ins, outs) -> dict:
-    kind = MODELS[name]
+    kind = ALL_MODELS[name]
     ax = {}
     for n in ins + outs:
         if kind != "text":
@@ -306,7 +316,7 @@ def dynamic_shapes(name: str, ins) -> dict:
     from torch.export import Dim
     batch, seq = Dim("batch", min=1, max=1024), Dim("sequence", min=1, max=1024)
     past, enc = Dim("past", min=1, max=1024), Dim("enc_sequence", min=1, max=1024)
-    kind = MODELS[name]
+    kind = ALL_MODELS[name]
     out = []
     for n in ins:
         if kind != "text":
@@ -370,12 +380,12 @@ def make_one(name: str, exporter: str, out: str, size: str, refs: bool, log) -> 
     entry: dict = {"model": name, "exporter": exporter, "opset": OPSET[exporter], "size": size,
                    "file": file_stem(name, exporter) + ".onnx"}
     t0 = time.perf_counter()
-    seed = 1234 + sorted(MODELS).index(name)
+    seed = 1234 + sorted(ALL_MODELS).index(name)
     torch.manual_seed(seed)
     module, ins, outs, make_inputs = build(name, size)
     module.eval()
     entry["inputs"], entry["outputs"] = ins, outs
-    kind = MODELS[name]
+    kind = ALL_MODELS[name]
     sets = []
     for k, (batch, seq, padded) in enumerate(SHAPE_SETS[kind]):
         rng = np.random.default_rng(seed * 10 + k)
@@ -436,7 +446,8 @@ def make_one(name: str, exporter: str, out: str, size: str, refs: bool, log) -> 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="folder for the .onnx / .npz files and manifest.json")
-    ap.add_argument("--only", nargs="+", choices=sorted(MODELS), help="only these models")
+    ap.add_argument("--only", nargs="+", choices=sorted(ALL_MODELS),
+                    help="only these models (default: MODELS, the issue's families)")
     ap.add_argument("--exporters", nargs="+", choices=EXPORTERS, default=list(EXPORTERS))
     ap.add_argument("--size", choices=sorted(SIZES), default="tiny")
     ap.add_argument("--refs", action="store_true", help="write ORT references at --size bench too")
