@@ -78,6 +78,11 @@ pg_status pg_bind_attention(const pg_node *n, const pg_tensor *const *in, const 
 pg_status pg_bind_binary(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
 pg_status pg_bind_unary(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
 pg_status pg_bind_row(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
+/* InstanceNormalization / GroupNormalization: each group a layernorm row */
+pg_status pg_bind_groupnorm(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                            pg_binding *b);
+size_t pg_scratch_groupnorm(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                            int threads, const pg_binding *b);
 /* Conv, FusedConv (conv_fast.c): kern[0] sgemm (GEMM form) or dwconv3x3/5x5
  * (depthwise), NULL for the reference loop; kern[1] silu for a fused SiLU */
 pg_status pg_bind_conv(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
