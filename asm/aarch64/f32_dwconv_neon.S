@@ -1,7 +1,8 @@
-/* f32_dwconv_neon.S - depthwise 3x3 / 5x5 convolution rows, NHWC, NEON.
+/* f32_dwconv_neon.S - depthwise 3x3 / 5x5 / 7x7 convolution rows, NHWC, NEON.
  *
  * void pg_f32_dwconv3x3_neon(const pg_dwconv_args *a);   x0 = a
  * void pg_f32_dwconv5x5_neon(const pg_dwconv_args *a);
+ * void pg_f32_dwconv7x7_neon(const pg_dwconv_args *a);
  * (dwconv.h: rows @0, w @8, out @16, channels @24, width @32, in_step @40,
  *  pix @48, out_step @56, lo @64, hi @68, act @72; steps count floats.)
  *
@@ -12,13 +13,16 @@
  * one load and one fmla per tap, the bias is the accumulator's first load.
  * The last 1..3 channels run a scalar copy of the loop one channel at a
  * time (taps read from memory), so nothing past the last channel is read
- * or written.
+ * or written.  7x7's 49 taps do not fit the registers: every tap is read
+ * from L1 into v7 next to its input (the vector loop as the scalar one),
+ * and its two extra row cursors and the 5 and 6 pixel offsets take the
+ * callee-saved x19..x22 (saved and restored).
  *
  * Registers:
  *   x0  args               x1  in_step bytes    x2  out_step bytes
  *   x3  this tile's weights  x4  channel offset (bytes)  x5  channels left
- *   x6  pixels left        x7  output cursor    x8 x9 x10 x15 x16 row cursors
- *   x11..x14  pix, 2 pix, 3 pix, 4 pix bytes    x17 scratch
+ *   x6  pixels left        x7  output cursor    x8 x9 x10 x15 x16 (x19 x20) row cursors
+ *   x11..x14  pix, 2 pix, 3 pix, 4 pix bytes    (x21 x22: 5 pix, 6 pix)   x17 scratch
  *   v0 accumulator; v1, v2 lo, hi (clamp) or 0, temp (hardswish); v3 3.0,
  *   v4 6.0, v5 1/6; v6 input temp; v7..v31 taps.
  */
@@ -36,9 +40,20 @@
         ldr     \dst, [\r, x12]
 .elseif \kx == 3
         ldr     \dst, [\r, x13]
-.else
+.elseif \kx == 4
         ldr     \dst, [\r, x14]
+.elseif \kx == 5
+        ldr     \dst, [\r, x21]
+.else
+        ldr     \dst, [\r, x22]
 .endif
+.endm
+
+/* vector tap t from memory (7x7): input and tap both loaded */
+.macro DW_MTAP kx, r, t
+        DW_LD   \kx, \r, q6
+        ldr     q7, [x3, #(64 * (1 + \t))]
+        fmla    v0.4s, v6.4s, v7.4s
 .endm
 
 .macro DW_VTAP kx, r, w
@@ -64,6 +79,16 @@
         DW_VTAP 0, x10, v13
         DW_VTAP 1, x10, v14
         DW_VTAP 2, x10, v15
+.elseif \k == 7
+        .irp kx, 0, 1, 2, 3, 4, 5, 6
+        DW_MTAP \kx, x8, \kx
+        DW_MTAP \kx, x9, (7 + \kx)
+        DW_MTAP \kx, x10, (14 + \kx)
+        DW_MTAP \kx, x15, (21 + \kx)
+        DW_MTAP \kx, x16, (28 + \kx)
+        DW_MTAP \kx, x19, (35 + \kx)
+        DW_MTAP \kx, x20, (42 + \kx)
+        .endr
 .else
         DW_VTAP 0, x8, v7
         DW_VTAP 1, x8, v8
@@ -99,6 +124,16 @@
         DW_STAP \kx, x8, \kx
         DW_STAP \kx, x9, (3 + \kx)
         DW_STAP \kx, x10, (6 + \kx)
+        .endr
+.elseif \k == 7
+        .irp kx, 0, 1, 2, 3, 4, 5, 6
+        DW_STAP \kx, x8, \kx
+        DW_STAP \kx, x9, (7 + \kx)
+        DW_STAP \kx, x10, (14 + \kx)
+        DW_STAP \kx, x15, (21 + \kx)
+        DW_STAP \kx, x16, (28 + \kx)
+        DW_STAP \kx, x19, (35 + \kx)
+        DW_STAP \kx, x20, (42 + \kx)
         .endr
 .else
         .irp kx, 0, 1, 2, 3, 4
@@ -141,9 +176,13 @@
         add     x8, x8, x1
         add     x9, x9, x1
         add     x10, x10, x1
-.if \k == 5
+.if \k >= 5
         add     x15, x15, x1
         add     x16, x16, x1
+.endif
+.if \k == 7
+        add     x19, x19, x1
+        add     x20, x20, x1
 .endif
         add     x7, x7, x2
         subs    x6, x6, #1
@@ -189,11 +228,17 @@
         add     x9, x9, x4
         ldr     x10, [x17, #16]
         add     x10, x10, x4
-.if \k == 5
+.if \k >= 5
         ldr     x15, [x17, #24]
         add     x15, x15, x4
         ldr     x16, [x17, #32]
         add     x16, x16, x4
+.endif
+.if \k == 7
+        ldr     x19, [x17, #40]
+        add     x19, x19, x4
+        ldr     x20, [x17, #48]
+        add     x20, x20, x4
 .endif
         ldr     x7, [x0, #16]
         add     x7, x7, x4
@@ -206,6 +251,10 @@ PG_FUNC(\name)
         stp     d10, d11, [sp, #16]
         stp     d12, d13, [sp, #32]
         stp     d14, d15, [sp, #48]
+.if \k == 7
+        stp     x19, x20, [sp, #-32]!
+        stp     x21, x22, [sp, #16]
+.endif
         ldr     x1, [x0, #40]
         lsl     x1, x1, #2
         ldr     x2, [x0, #56]
@@ -215,6 +264,10 @@ PG_FUNC(\name)
         add     x12, x11, x11
         add     x13, x12, x11
         add     x14, x12, x12
+.if \k == 7
+        add     x21, x14, x11
+        add     x22, x13, x13
+.endif
         ldr     x3, [x0, #8]
         mov     x4, #0
         ldr     x5, [x0, #24]
@@ -247,7 +300,7 @@ PG_FUNC(\name)
         ldr     q13, [x3, #448]
         ldr     q14, [x3, #512]
         ldr     q15, [x3, #576]
-.else
+.elseif \k == 5
         ldr     q7, [x3, #64]
         ldr     q8, [x3, #128]
         ldr     q9, [x3, #192]
@@ -299,6 +352,10 @@ PG_FUNC(\name)
         b       .Ldw\k\()_tail
 
 .Ldw\k\()_done:
+.if \k == 7
+        ldp     x21, x22, [sp, #16]
+        ldp     x19, x20, [sp], #32
+.endif
         ldp     d14, d15, [sp, #48]
         ldp     d12, d13, [sp, #32]
         ldp     d10, d11, [sp, #16]
@@ -310,6 +367,7 @@ PG_ENDFUNC(\name)
 
         DW_FUNC pg_f32_dwconv3x3_neon, 3
         DW_FUNC pg_f32_dwconv5x5_neon, 5
+        DW_FUNC pg_f32_dwconv7x7_neon, 7
 
 #if defined(__linux__) && defined(__ELF__)
         .section .note.GNU-stack, "", %progbits

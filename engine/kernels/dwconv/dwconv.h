@@ -80,6 +80,7 @@ void pg_f32_dwconv7x7_avx2_fma3(const pg_dwconv_args *a);
 void pg_f32_dwconv7x7_avx512f(const pg_dwconv_args *a);
 void pg_f32_dwconv3x3_neon(const pg_dwconv_args *a);
 void pg_f32_dwconv5x5_neon(const pg_dwconv_args *a);
+void pg_f32_dwconv7x7_neon(const pg_dwconv_args *a);
 
 extern const pg_kernel_family pg_kernels_dwconv3x3;
 extern const pg_kernel_family pg_kernels_dwconv5x5;

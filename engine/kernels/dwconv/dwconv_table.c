@@ -1,6 +1,5 @@
 /* dwconv_table.c - the variant tables of dwconv3x3, dwconv5x5 and
- * dwconv7x7, best first, C reference last.  (7x7 has no NEON row yet:
- * AArch64 runs its C row.) */
+ * dwconv7x7, best first, C reference last. */
 #include "dwconv.h"
 
 static const pg_dwconv_params p3 = { 3, 3 }, p5 = { 5, 5 }, p7 = { 7, 7 };
@@ -41,6 +40,9 @@ static const pg_variant variants7[] = {
       .fn = { .dwconv = pg_f32_dwconv7x7_avx512f }, &p7 },
     { "f32_dwconv7x7_avx2_fma3", "avx2", PG_CPU_AVX2 | PG_CPU_FMA,
       .fn = { .dwconv = pg_f32_dwconv7x7_avx2_fma3 }, &p7 },
+#endif
+#if defined(__aarch64__)
+    { "f32_dwconv7x7_neon", "neon", PG_CPU_NEON, .fn = { .dwconv = pg_f32_dwconv7x7_neon }, &p7 },
 #endif
     { "f32_dwconv7x7_c", "c", 0, .fn = { .dwconv = pg_f32_dwconv7x7_c }, &p7 },
 };
