@@ -332,6 +332,28 @@ def test_slice_and_expand_match_numpy_at_random(dt, threads):
         np.testing.assert_array_equal(ye, np.broadcast_to(xe, to), err_msg=f"{src} -> {to}")
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.int32, np.int64])
+def test_transpose_planes_match_numpy_at_every_level(dt):
+    """A Transpose that moves the innermost dim runs plane by plane: the
+    transpose kernel's whole tiles (16, 8, 4 or 1 elements a side by level)
+    and the edges past them in C.  Sizes around every tile edge, 4- and
+    8-byte elements (the latter in C only), under each CPU level."""
+    r = np.random.default_rng(11)
+    cases = [((1, 3136 // 49, 128), (0, 2, 1)), ((2, 37, 19), (0, 2, 1)), ((16, 33), (1, 0)),
+             ((3, 17, 8, 5), (0, 3, 1, 2)), ((1, 7, 9, 48), (0, 3, 1, 2)), ((2, 4, 31, 16), (0, 3, 2, 1))]
+    for level in pg.cpu_levels():
+        with pg.cpu_mask(level):
+            for shape, perm in cases:
+                x = r.integers(-1000, 1000, shape).astype(dt)
+                g = pg.Graph()
+                g.add_input("x", shape, dt)
+                g.add_node("Transpose", ["x"], ["y"], perm=list(perm))
+                g.add_output("y")
+                for threads in (1, 2):
+                    y = pg.compile(g, level=0, threads=threads).run({"x": x})["y"]
+                    np.testing.assert_array_equal(y, x.transpose(perm), err_msg=f"{level} {shape} {perm}")
+
+
 def test_shape_chain_and_constants():
     """Shape -> Gather -> Concat -> Reshape, as exported graphs compute shapes."""
     x = f32(2, 3, 8)

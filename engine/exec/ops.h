@@ -78,6 +78,8 @@ pg_status pg_bind_attention(const pg_node *n, const pg_tensor *const *in, const 
 pg_status pg_bind_binary(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
 pg_status pg_bind_unary(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
 pg_status pg_bind_row(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out, pg_binding *b);
+pg_status pg_bind_transpose(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                            pg_binding *b);
 /* InstanceNormalization / GroupNormalization: each group a layernorm row */
 pg_status pg_bind_groupnorm(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
                             pg_binding *b);

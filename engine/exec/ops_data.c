@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../kernels/transpose/transpose.h"
 #include "elem.h"
 #include "ops.h"
 #include "parallel.h"
@@ -111,8 +112,26 @@ typedef struct plane_job {
     const gather_job *t;
     int p;
     int64_t ost[PG_MAX_RANK];   /* output row-major strides */
+    pg_f32_transpose_fn tr;     /* the bound transpose kernel, or NULL */
+    int64_t tile;               /* its tile */
 } plane_job;
 
+/* Y[yo + a ops + c] = X[xo + a + c is] for a in [a0, a1), c in [c0, c1),
+ * in TILE x TILE blocks. */
+static void copy_block(const uint32_t *X, uint32_t *Y, int64_t is, int64_t ops, int64_t a0, int64_t a1,
+                       int64_t c0, int64_t c1)
+{
+    for (int64_t b0 = a0; b0 < a1; b0 += TILE)
+        for (int64_t d0 = c0; d0 < c1; d0 += TILE) {
+            int64_t b1 = b0 + TILE < a1 ? b0 + TILE : a1, d1 = d0 + TILE < c1 ? d0 + TILE : c1;
+            for (int64_t c = d0; c < d1; c++)
+                for (int64_t a = b0; a < b1; a++)
+                    Y[a * ops + c] = X[a + c * is];
+        }
+}
+
+/* Planes [p0, p1): the bound kernel's whole tiles (the plane's rows and
+ * columns rounded down to its tile), then the edges past them in C. */
 static void transpose_planes(void *ctx, int64_t p0, int64_t p1)
 {
     const plane_job *pj = ctx;
@@ -131,14 +150,25 @@ static void transpose_planes(void *ctx, int64_t p0, int64_t p1)
             xo += i * j->st[d];
             yo += i * pj->ost[d];
         }
-        for (int64_t a0 = 0; a0 < P; a0 += TILE)
-            for (int64_t c0 = 0; c0 < L; c0 += TILE) {
-                int64_t a1 = a0 + TILE < P ? a0 + TILE : P, c1 = c0 + TILE < L ? c0 + TILE : L;
-                for (int64_t c = c0; c < c1; c++)
-                    for (int64_t a = a0; a < a1; a++)
-                        Y[yo + a * ops + c] = X[xo + a + c * is];
-            }
+        int64_t Pt = 0, Lt = 0;
+        if (pj->tr && P >= pj->tile && L >= pj->tile) {
+            /* the kernel's src rows are the plane's c, its columns a */
+            Pt = P / pj->tile * pj->tile;
+            Lt = L / pj->tile * pj->tile;
+            pj->tr((size_t)Lt, (size_t)Pt, (const float *)(X + xo), (size_t)is, (float *)(Y + yo), (size_t)ops);
+        }
+        copy_block(X + xo, Y + yo, is, ops, 0, P, Lt, L);
+        copy_block(X + xo, Y + yo, is, ops, Pt, P, 0, Lt);
     }
+}
+
+/* 4-byte elements: the transpose kernels for the planes' whole tiles */
+pg_status pg_bind_transpose(const pg_node *n, const pg_tensor *const *in, const pg_tensor *const *out,
+                            pg_binding *b)
+{
+    (void)n; (void)out;
+    b->kern[0] = pg_dtype_size(in[0]->dtype) == 4 ? pg_kernel_select(&pg_kernels_transpose) : NULL;
+    return PG_OK;
 }
 
 pg_status pg_exec_transpose(pg_kctx *k)
@@ -167,7 +197,11 @@ pg_status pg_exec_transpose(pg_kctx *k)
         if (j.st[d] == 1)
             p = d;
     if (j.es == 4 && p >= 0 && j.st[r - 1] != 1 && j.shape[p] > 1) {
-        plane_job pj = { &j, p, { 0 } };
+        plane_job pj = { &j, p, { 0 }, NULL, 0 };
+        if (k->bind && k->bind->kern[0]) {
+            pj.tr = k->bind->kern[0]->fn.transpose;
+            pj.tile = ((const pg_transpose_params *)k->bind->kern[0]->params)->tile;
+        }
         int64_t s2 = 1;
         for (int d = r - 1; d >= 0; d--) {
             pj.ost[d] = s2;

@@ -119,7 +119,10 @@ typedef struct pg_u8s8_epilogue pg_u8s8_epilogue;
            float *x)                                                                           \
     /* y = x (times scale unless 0) to the nearest f16, as fp32 (round_f16/round_f16.h) */     \
     ENTRY_(round_f16, pg_f32_round_f16_fn, void, size_t n, const float *x, float scale,        \
-           float *y)
+           float *y)                                                                           \
+    /* dst[c * ldd + r] = src[r * lds + c], whole tiles (transpose/transpose.h) */              \
+    ENTRY_(transpose, pg_f32_transpose_fn, void, size_t rows, size_t cols, const float *src,   \
+           size_t lds, float *dst, size_t ldd)
 
 #define PG_KERNEL_FN_TYPEDEFS_(member, name, ret, ...)                                         \
     typedef ret (*name)(__VA_ARGS__);                                                          \

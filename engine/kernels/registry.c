@@ -28,6 +28,7 @@
 #include "gemm_u8s8/gemm_u8s8.h"
 #include "gemm_bf16/gemm_bf16.h"
 #include "dwconv/dwconv.h"
+#include "transpose/transpose.h"
 #include "winograd/winograd.h"
 #include "conv_nchwc/conv_nchwc.h"
 
@@ -86,6 +87,7 @@ static const pg_kernel_family *const all_ops[] = {
     &pg_kernels_dwconv3x3,
     &pg_kernels_dwconv5x5,
     &pg_kernels_dwconv7x7,
+    &pg_kernels_transpose,
     &pg_kernels_conv_nchwc,
     &pg_kernels_wino_in_f23,
     &pg_kernels_wino_out_f23,

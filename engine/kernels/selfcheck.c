@@ -32,6 +32,7 @@
 #include "attn_ggml/attn_ggml.h"
 #include "rope_ggml/rope_ggml.h"
 #include "round_f16/round_f16.h"
+#include "transpose/transpose.h"
 #include "variant.h"
 
 #define N_MAX 67                 /* odd: the vector loops' tails run too */
@@ -159,6 +160,22 @@ static int check_quantize(const pg_variant *v, const pg_variant *r)
     memset(got, 0, sizeof got);
     r->fn.quantize(K, x, want);
     v->fn.quantize(K, x, got);
+    return !memcmp(want, got, sizeof want);
+}
+
+/* transpose: two tiles by three of the variant's, strides past the block */
+static int check_transpose(const pg_variant *v, const pg_variant *r)
+{
+    const pg_transpose_params *p = v->params;
+    if (!p || p->tile < 1 || p->tile > 16)
+        return 0;
+    size_t rows = 2 * (size_t)p->tile, cols = 3 * (size_t)p->tile, lds = cols + 1, ldd = rows + 3;
+    float src[32 * 49], want[48 * 35], got[48 * 35];
+    fill(src, rows * lds, 12);
+    memset(want, 0, sizeof want);
+    memset(got, 0, sizeof got);
+    r->fn.transpose(rows, cols, src, lds, want, ldd);
+    v->fn.transpose(rows, cols, src, lds, got, ldd);
     return !memcmp(want, got, sizeof want);
 }
 
@@ -463,6 +480,8 @@ static int check_against(const pg_kernel_family *f, const pg_variant *v, const p
         return check_rope(v, r);
     case PG_KERNEL_FN_round_f16:
         return check_round_f16(v, r);
+    case PG_KERNEL_FN_transpose:
+        return check_transpose(v, r);
     default:
         return 2;   /* vec_dot: only C variants so far */
     }
