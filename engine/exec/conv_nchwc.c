@@ -117,6 +117,7 @@
 #include "../graph/infer.h"
 #include "../kernels/conv_nchwc/conv_nchwc.h"
 #include "../kernels/dwconv/dwconv.h"
+#include "../kernels/transpose/transpose.h"
 #include "../kernels/winograd/winograd.h"
 #include "cnn.h"
 #include "conv_fast.h"
@@ -231,10 +232,16 @@ pg_status pg_infer_nchwc(pg_infer_ctx *c)
 
 /* ---- the edges ------------------------------------------------------------ */
 
+/* A whole block of NB channels is a transpose of NB rows of HW pixels
+ * (in) or of HW rows of NB channels (out): the bound transpose kernel takes
+ * its whole tiles, the loops below the pixels past them and a last block
+ * short of NB channels. */
 typedef struct reorder_job {
     const float *X;
     float *Y;
     int64_t C, HW;
+    pg_f32_transpose_fn tr;   /* or NULL */
+    int64_t tile;
 } reorder_job;
 
 /* NCHW -> NCHW16c: task = (image, block); channels past C zero */
@@ -243,8 +250,12 @@ static void reorder_in(void *ctx, int64_t begin, int64_t end)
     const reorder_job *j = ctx;
     int64_t CB = blocks_of(j->C);
     for (int64_t t = begin; t < end; t++) {
-        int64_t img = t / CB, cb = t % CB;
+        int64_t img = t / CB, cb = t % CB, p0 = 0;
         float *y = j->Y + t * j->HW * NB;
+        if (j->tr && (cb + 1) * NB <= j->C && j->HW >= j->tile) {
+            p0 = j->HW / j->tile * j->tile;
+            j->tr(NB, (size_t)p0, j->X + (img * j->C + cb * NB) * j->HW, (size_t)j->HW, y, NB);
+        }
         for (int l = 0; l < NB; l++) {
             int64_t c = cb * NB + l;
             if (c >= j->C) {
@@ -253,7 +264,7 @@ static void reorder_in(void *ctx, int64_t begin, int64_t end)
                 continue;
             }
             const float *x = j->X + (img * j->C + c) * j->HW;
-            for (int64_t p = 0; p < j->HW; p++)
+            for (int64_t p = p0; p < j->HW; p++)
                 y[p * NB + l] = x[p];
         }
     }
@@ -264,11 +275,15 @@ static void reorder_out(void *ctx, int64_t begin, int64_t end)
     const reorder_job *j = ctx;
     int64_t CB = blocks_of(j->C);
     for (int64_t t = begin; t < end; t++) {
-        int64_t img = t / CB, cb = t % CB;
+        int64_t img = t / CB, cb = t % CB, p0 = 0;
         const float *x = j->X + t * j->HW * NB;
+        if (j->tr && (cb + 1) * NB <= j->C && j->HW >= j->tile) {
+            p0 = j->HW / j->tile * j->tile;
+            j->tr((size_t)p0, NB, x, NB, j->Y + (img * j->C + cb * NB) * j->HW, (size_t)j->HW);
+        }
         for (int l = 0; l < NB && cb * NB + l < j->C; l++) {
             float *y = j->Y + (img * j->C + cb * NB + l) * j->HW;
-            for (int64_t p = 0; p < j->HW; p++)
+            for (int64_t p = p0; p < j->HW; p++)
                 y[p] = x[p * NB + l];
         }
     }
@@ -279,7 +294,11 @@ pg_status pg_exec_reorder(pg_kctx *k)
     const pg_tensor *x = k->in[0];
     int in = k->node->op == PG_OP_REORDER_INPUT;
     const pg_tensor *plain = in ? x : k->out[0];
-    reorder_job j = { k->x[0], k->y[0], plain->shape[1], plain->shape[2] * plain->shape[3] };
+    reorder_job j = { k->x[0], k->y[0], plain->shape[1], plain->shape[2] * plain->shape[3], NULL, 0 };
+    if (k->bind && k->bind->kern[0]) {
+        j.tr = k->bind->kern[0]->fn.transpose;
+        j.tile = ((const pg_transpose_params *)k->bind->kern[0]->params)->tile;
+    }
     int64_t tasks = plain->shape[0] * blocks_of(j.C);
     pg_exec_parallel(k, tasks, j.HW * NB, 1, in ? reorder_in : reorder_out, &j);
     return PG_OK;
