@@ -136,6 +136,20 @@
         jmp     \next
 .endm
 
+/* the epilogue's constants: ymm1, ymm2 the clamp bounds (or 0 for
+ * hardswish), ymm3..ymm5 3, 6 and 1/6 */
+.macro DW_ACT_CONSTS
+        cmp     dword ptr [rdi + 72], 2
+        je      1f
+        vbroadcastss ymm1, [rdi + 64]
+        vbroadcastss ymm2, [rdi + 68]
+        jmp     2f
+1:      vxorps  ymm1, ymm1, ymm1
+2:      vbroadcastss ymm3, [rip + .Ldw2_three]
+        vbroadcastss ymm4, [rip + .Ldw2_six]
+        vbroadcastss ymm5, [rip + .Ldw2_sixth]
+.endm
+
 .macro DW_FUNC name, k, fullmode
 PG_FUNC(\name)
         push    rbx
@@ -156,15 +170,7 @@ PG_FUNC(\name)
         mov     r15, [rdi + 24]
         cmp     qword ptr [rdi + 32], 0
         je      .Ldw\k\()_done
-        cmp     dword ptr [rdi + 72], 2
-        je      1f
-        vbroadcastss ymm1, [rdi + 64]
-        vbroadcastss ymm2, [rdi + 68]
-        jmp     2f
-1:      vxorps  ymm1, ymm1, ymm1
-2:      vbroadcastss ymm3, [rip + .Ldw2_three]
-        vbroadcastss ymm4, [rip + .Ldw2_six]
-        vbroadcastss ymm5, [rip + .Ldw2_sixth]
+        DW_ACT_CONSTS
 
 .Ldw\k\()_tile:
         test    r15, r15
@@ -338,15 +344,7 @@ PG_FUNC(pg_f32_dwconv7x7_avx2_fma3)
         mov     [rsp + 16], rcx
         cmp     qword ptr [rdi + 32], 0
         je      .Ldw7_done
-        cmp     dword ptr [rdi + 72], 2
-        je      1f
-        vbroadcastss ymm1, [rdi + 64]
-        vbroadcastss ymm2, [rdi + 68]
-        jmp     2f
-1:      vxorps  ymm1, ymm1, ymm1
-2:      vbroadcastss ymm3, [rip + .Ldw2_three]
-        vbroadcastss ymm4, [rip + .Ldw2_six]
-        vbroadcastss ymm5, [rip + .Ldw2_sixth]
+        DW_ACT_CONSTS
 
 .Ldw7_tile:
         mov     rdi, [rsp]

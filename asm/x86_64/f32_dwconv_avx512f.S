@@ -232,6 +232,51 @@
         jnz     \lbl
 .endm
 
+/* a tile's taps into zmm6..: 9 (3x3) or 25 (5x5, and 7x7's first 25) */
+.macro DW_LOAD_TAPS k
+        vmovups zmm6, [r13 + 64]
+        vmovups zmm7, [r13 + 128]
+        vmovups zmm8, [r13 + 192]
+        vmovups zmm9, [r13 + 256]
+        vmovups zmm10, [r13 + 320]
+        vmovups zmm11, [r13 + 384]
+        vmovups zmm12, [r13 + 448]
+        vmovups zmm13, [r13 + 512]
+        vmovups zmm14, [r13 + 576]
+.if \k >= 5
+        vmovups zmm15, [r13 + 640]
+        vmovups zmm16, [r13 + 704]
+        vmovups zmm17, [r13 + 768]
+        vmovups zmm18, [r13 + 832]
+        vmovups zmm19, [r13 + 896]
+        vmovups zmm20, [r13 + 960]
+        vmovups zmm21, [r13 + 1024]
+        vmovups zmm22, [r13 + 1088]
+        vmovups zmm23, [r13 + 1152]
+        vmovups zmm24, [r13 + 1216]
+        vmovups zmm25, [r13 + 1280]
+        vmovups zmm26, [r13 + 1344]
+        vmovups zmm27, [r13 + 1408]
+        vmovups zmm28, [r13 + 1472]
+        vmovups zmm29, [r13 + 1536]
+        vmovups zmm30, [r13 + 1600]
+.endif
+.endm
+
+/* the epilogue's constants: zmm1, zmm2 the clamp bounds (or 0 for
+ * hardswish), zmm3..zmm5 3, 6 and 1/6 */
+.macro DW_ACT_CONSTS
+        cmp     dword ptr [rdi + 72], 2
+        je      1f
+        vbroadcastss zmm1, [rdi + 64]
+        vbroadcastss zmm2, [rdi + 68]
+        jmp     2f
+1:      vpxord  zmm1, zmm1, zmm1
+2:      vbroadcastss zmm3, [rip + .Ldw_three]
+        vbroadcastss zmm4, [rip + .Ldw_six]
+        vbroadcastss zmm5, [rip + .Ldw_sixth]
+.endm
+
 .macro DW_FUNC name, k
 PG_FUNC(\name)
         push    rbx
@@ -252,15 +297,7 @@ PG_FUNC(\name)
         mov     r15, [rdi + 24]
         cmp     qword ptr [rdi + 32], 0
         je      .Ldw\k\()_done
-        cmp     dword ptr [rdi + 72], 2
-        je      1f
-        vbroadcastss zmm1, [rdi + 64]
-        vbroadcastss zmm2, [rdi + 68]
-        jmp     2f
-1:      vpxord  zmm1, zmm1, zmm1
-2:      vbroadcastss zmm3, [rip + .Ldw_three]
-        vbroadcastss zmm4, [rip + .Ldw_six]
-        vbroadcastss zmm5, [rip + .Ldw_sixth]
+        DW_ACT_CONSTS
 
 .Ldw\k\()_tile:
         test    r15, r15
@@ -275,33 +312,7 @@ PG_FUNC(\name)
         kmovw   k1, edx
         /* the tile's bias and taps */
         vmovups zmm31, [r13]
-        vmovups zmm6, [r13 + 64]
-        vmovups zmm7, [r13 + 128]
-        vmovups zmm8, [r13 + 192]
-        vmovups zmm9, [r13 + 256]
-        vmovups zmm10, [r13 + 320]
-        vmovups zmm11, [r13 + 384]
-        vmovups zmm12, [r13 + 448]
-        vmovups zmm13, [r13 + 512]
-        vmovups zmm14, [r13 + 576]
-.if \k == 5
-        vmovups zmm15, [r13 + 640]
-        vmovups zmm16, [r13 + 704]
-        vmovups zmm17, [r13 + 768]
-        vmovups zmm18, [r13 + 832]
-        vmovups zmm19, [r13 + 896]
-        vmovups zmm20, [r13 + 960]
-        vmovups zmm21, [r13 + 1024]
-        vmovups zmm22, [r13 + 1088]
-        vmovups zmm23, [r13 + 1152]
-        vmovups zmm24, [r13 + 1216]
-        vmovups zmm25, [r13 + 1280]
-        vmovups zmm26, [r13 + 1344]
-        vmovups zmm27, [r13 + 1408]
-        vmovups zmm28, [r13 + 1472]
-        vmovups zmm29, [r13 + 1536]
-        vmovups zmm30, [r13 + 1600]
-.endif
+        DW_LOAD_TAPS \k
         /* row cursors and output at this tile's channels */
         mov     rcx, [rdi]
         mov     r8, [rcx]
@@ -462,15 +473,7 @@ PG_FUNC(pg_f32_dwconv7x7_avx512f)
         mov     [rsp + 16], rcx
         cmp     qword ptr [rdi + 32], 0
         je      .Ldw7_done
-        cmp     dword ptr [rdi + 72], 2
-        je      1f
-        vbroadcastss zmm1, [rdi + 64]
-        vbroadcastss zmm2, [rdi + 68]
-        jmp     2f
-1:      vpxord  zmm1, zmm1, zmm1
-2:      vbroadcastss zmm3, [rip + .Ldw_three]
-        vbroadcastss zmm4, [rip + .Ldw_six]
-        vbroadcastss zmm5, [rip + .Ldw_sixth]
+        DW_ACT_CONSTS
 
 .Ldw7_tile:
         mov     rdi, [rsp]
@@ -485,32 +488,8 @@ PG_FUNC(pg_f32_dwconv7x7_avx512f)
         shl     edx, cl
         dec     edx
         kmovw   k1, edx
-        /* the tile's register taps (0..24) */
-        vmovups zmm6, [r13 + 64]
-        vmovups zmm7, [r13 + 128]
-        vmovups zmm8, [r13 + 192]
-        vmovups zmm9, [r13 + 256]
-        vmovups zmm10, [r13 + 320]
-        vmovups zmm11, [r13 + 384]
-        vmovups zmm12, [r13 + 448]
-        vmovups zmm13, [r13 + 512]
-        vmovups zmm14, [r13 + 576]
-        vmovups zmm15, [r13 + 640]
-        vmovups zmm16, [r13 + 704]
-        vmovups zmm17, [r13 + 768]
-        vmovups zmm18, [r13 + 832]
-        vmovups zmm19, [r13 + 896]
-        vmovups zmm20, [r13 + 960]
-        vmovups zmm21, [r13 + 1024]
-        vmovups zmm22, [r13 + 1088]
-        vmovups zmm23, [r13 + 1152]
-        vmovups zmm24, [r13 + 1216]
-        vmovups zmm25, [r13 + 1280]
-        vmovups zmm26, [r13 + 1344]
-        vmovups zmm27, [r13 + 1408]
-        vmovups zmm28, [r13 + 1472]
-        vmovups zmm29, [r13 + 1536]
-        vmovups zmm30, [r13 + 1600]
+        /* the tile's register taps (0..24: the 5x5 set) */
+        DW_LOAD_TAPS 5
         /* row cursors and output at this tile's channels */
         mov     r15, [rsp + 8]
         mov     rcx, [rdi]
