@@ -405,6 +405,37 @@ def test_gelu_tanh_wrong_constant_or_shared_cube_not_fused():
     assert "Gelu" not in ops_after(pg.compile(g4, level=2))
 
 
+# ---- InstanceNormalization's affine ---------------------------------------------------
+
+@pytest.mark.parametrize("gshape,bshape,folded", [((6, 1), (6, 1), 2), ((1, 6, 1), None, 1), (None, (6, 1), 1),
+                                                   ((), (6, 1), 2), ((1, 11), (6, 1), 0)])
+def test_instancenorm_affine_folds_into_its_scale_and_bias(gshape, bshape, folded):
+    """GroupNorm as torch exports it (InstanceNormalization with ones and
+    zeros, then Mul(gamma), Add(beta) per channel) becomes one
+    InstanceNormalization with gamma and beta as its own scale and bias;
+    a Mul along another axis (shape [1, 11] over [2, 6, 11]) stays."""
+    g = pg.Graph()
+    g.add_input("x", (2, 6, 11))
+    g.add_node("InstanceNormalization", ["x", c(g, "s", np.ones(6, np.float32)), c(g, "b", np.zeros(6, np.float32))],
+               ["n"], epsilon=1e-5)
+    last = "n"
+    if gshape is not None:
+        g.add_node("Mul", [last, c(g, "gam", f32(*gshape) if gshape else np.float32(1.7))], ["m"])
+        last = "m"
+    if bshape is not None:
+        g.add_node("Add", [last, c(g, "bet", f32(*bshape))], ["a"])
+        last = "a"
+    g.add_node("Relu", [last], ["y"])
+    g.add_output("y")
+    m = pg.compile(g, level=2)
+    ops = ops_after(m)
+    if folded:
+        assert ops == {"InstanceNormalization": 1, "Relu": 1}, ops
+    else:
+        assert ops.get("Mul") == 1, ops
+    run_levels(g, {"x": f32(2, 6, 11, scale=3.0)})
+
+
 # ---- SiLU, RMSNorm -------------------------------------------------------------------
 
 def test_silu_and_rmsnorm():
