@@ -244,16 +244,17 @@ static int mask_fits(const pg_tensor *m, const pg_tensor *scores)
     return 1;
 }
 
-/* a + b (two float masks) broadcasts to at most the scores' shape */
-static int sum_fits(const pg_tensor *a, const pg_tensor *b, const pg_tensor *scores)
+/* The shape of a + b (two float masks, rank <= 4) as rank 4 into shp; 1 if
+ * it broadcasts and fits the scores' shape (no dim grows them). */
+static int sum_shape(const pg_tensor *a, const pg_tensor *b, const pg_tensor *scores, int64_t shp[4])
 {
     for (int d = 0; d < 4; d++) {
         int64_t da = d >= 4 - a->rank ? a->shape[d - (4 - a->rank)] : 1;
         int64_t db = d >= 4 - b->rank ? b->shape[d - (4 - b->rank)] : 1;
         if (da != 1 && db != 1 && da != db)
             return 0;
-        int64_t s = da != 1 ? da : db;
-        if (s != 1 && s != scores->shape[d])
+        shp[d] = da != 1 ? da : db;
+        if (shp[d] != 1 && shp[d] != scores->shape[d])
             return 0;
     }
     return 1;
@@ -297,6 +298,7 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
         return 0;
     /* before: [Add(mask)] <- [Add(bias)] <- [Div|Mul(c)] <- MatMul(Q, K^T) */
     int t = sm->inputs[0], mask = -1, bias = -1;
+    int64_t sum_shp[4];   /* bias + mask's shape, when there is a bias */
     pg_node *pre[4];
     int npre = 0;
     for (int level = 0; level < 2; level++) {
@@ -327,7 +329,7 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
         } else {
             /* the two terms' sum must fit too (it is made below) */
             const pg_tensor *a = pm_tensor(g, mask), *b = pm_tensor(g, found);
-            if (a->dtype != PG_DTYPE_FLOAT32 || b->dtype != PG_DTYPE_FLOAT32 || !sum_fits(a, b, st))
+            if (a->dtype != PG_DTYPE_FLOAT32 || b->dtype != PG_DTYPE_FLOAT32 || !sum_shape(a, b, st, sum_shp))
                 break;
             bias = found;
         }
@@ -468,15 +470,9 @@ static int try_attention(pg_graph *g, pg_pass_ctx *c, pg_node *sm)
     }
     if (bias >= 0) {
         /* the two additive terms as one mask: Add(bias, mask), outside */
-        const pg_tensor *a = pm_tensor(g, bias), *b = pm_tensor(g, mask);
-        int64_t shp[4];
-        for (int d = 0; d < 4; d++) {
-            int64_t da = d >= 4 - a->rank ? a->shape[d - (4 - a->rank)] : 1;
-            int64_t db = d >= 4 - b->rank ? b->shape[d - (4 - b->rank)] : 1;
-            shp[d] = da != 1 ? da : db;
-        }
         char nm[96];
-        int sum = pg_ir_add_tensor(g, pg_ir_unique_name(g, "attn_mask", nm, sizeof nm), PG_DTYPE_FLOAT32, 4, shp);
+        int sum = pg_ir_add_tensor(g, pg_ir_unique_name(g, "attn_mask", nm, sizeof nm), PG_DTYPE_FLOAT32, 4,
+                                   sum_shp);
         int two[2] = { bias, mask };
         if (sum < 0 || pg_ir_add_node(g, "Add", pg_ir_unique_name(g, "attn_mask_add", nm, sizeof nm), two, 2,
                                       &sum, 1) < 0)
